@@ -1,0 +1,31 @@
+# The two commands of the README. Each creates or refreshes the project's virtual
+# environment (.venv) first: torch is installed on its own, before everything else, so
+# that no dependency pulls a CUDA build onto a CPU machine.
+#
+#   make main     base model + problem sets (params/cpu.yaml), prints where they are
+#   make test     the test suite
+#
+# Variables: PARAMS=params/smoke.yaml, TORCH="torch==2.13.0" (e.g. a CUDA build on a GPU box).
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+TORCH ?= torch==2.13.0
+PARAMS ?= params/cpu.yaml
+VENV := .venv
+STAMP := $(VENV)/.installed
+
+.PHONY: main test venv
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile
+	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV)/bin/python -m pip install --quiet "$(TORCH)"
+	$(VENV)/bin/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+main: $(STAMP)
+	$(VENV)/bin/isobook sets --params $(PARAMS)
+
+test: $(STAMP)
+	$(VENV)/bin/python -m pytest -q

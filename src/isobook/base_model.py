@@ -1,0 +1,164 @@
+"""isobook's own base model: a small Qwen2 taught the task by its (noisy) teacher.
+
+Supervised next-token training on completions only (prompt tokens carry no loss), fresh
+teacher samples every step (drawn 16 batches at a time from seed ``(seed, step // 16)``,
+so a resumed run sees exactly the data it would have seen), AdamW with linear warm-up and
+cosine decay. Decaying the learning rate to (near) zero is what makes per-problem pass
+rates a property of the model: a constant-LR checkpoint's pass rates swing from one
+checkpoint to the next (trial here). The folder keeps the final model and, in
+``checkpoint-<step>/``, the model `earlier_checkpoint` steps before the end, against which
+difficulty stability is measured.
+
+Resumable: every `checkpoint_every` steps model, optimizer and step go to
+``<folder>.partial/state.pt``; a rerun continues from there.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+from isobook.config import Config, fingerprint
+from isobook.models import build_qwen2, parameter_count
+from isobook.storage import atomic_folder, atomic_torch_save, atomic_write_text
+from isobook.tasks import ChainArithmetic, make_task
+from isobook.tokenizer import build_char_tokenizer
+
+IGNORE = -100  # label id that carries no loss
+BATCHES_PER_DRAW = 16  # teacher samples are drawn and length-sorted 16 batches at a time
+
+
+def base_model_id(config: Config) -> str:
+    """Readable, config-derived name of isobook's own base model, e.g. ``qwen2-h96-l3-chain-s0-1a2b3c``."""
+    m = config.model
+    digest = fingerprint(m, config.task, config.base_model, config.system.seed)
+    return f"qwen2-h{m.hidden_size}-l{m.num_layers}-{config.task.family}-s{config.system.seed}-{digest}"
+
+
+def base_model_path(config: Config) -> Path:
+    """The folder of the base model `config` names (isobook's cache, or the user's own)."""
+    if config.model.source != "isobook":
+        return Path(config.model.source)
+    return Path(config.system.outputs) / "models" / base_model_id(config)
+
+
+def earlier_checkpoint_path(config: Config) -> Path:
+    """The 'shortly before the end' checkpoint inside isobook's own model folder."""
+    step = config.base_model.steps - config.base_model.earlier_checkpoint
+    return base_model_path(config) / f"checkpoint-{step}"
+
+
+def ensure_base_model(config: Config) -> Path:
+    """The base model folder, training isobook's own model first if it is not cached."""
+    folder = base_model_path(config)
+    if config.model.source != "isobook" or (folder / "config.json").is_file():
+        return folder
+    task = make_task(config.task)
+    if not isinstance(task, ChainArithmetic):
+        raise ValueError("model.source: isobook's own base model needs task.family 'chain' (it learns from its teacher)")
+    train_base_model(config, task, folder)
+    return folder
+
+
+def teacher_batches(task: ChainArithmetic, tokenizer: PreTrainedTokenizerBase, size: int, count: int,
+                    rng: np.random.Generator) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """`count` batches of `size` fresh teacher samples: inputs and labels, each # [B, T].
+
+    The ``size * count`` samples are sorted by length before they are cut into batches (and
+    the batches shuffled), so a batch pads little: 2.5x more tokens per second than random
+    batches on this task, where lengths range from 8 to 100 tokens.
+    """
+    problems = task.problems(size * count, seed=int(rng.integers(2**31)))
+    rows, labels = [], []
+    for problem in problems:
+        prompt = tokenizer(problem.prompt)["input_ids"]  # starts with <bos>
+        completion = tokenizer(task.teacher_completion(problem.prompt, rng), add_special_tokens=False)["input_ids"]
+        completion = completion + [tokenizer.eos_token_id]
+        rows.append(prompt + completion)
+        labels.append([IGNORE] * len(prompt) + completion)
+    order = sorted(range(len(rows)), key=lambda i: len(rows[i]))
+    batches = []
+    for start in range(0, len(order), size):
+        chosen = order[start : start + size]
+        width = max(len(rows[i]) for i in chosen)
+        pad = tokenizer.pad_token_id
+        input_ids = torch.tensor([rows[i] + [pad] * (width - len(rows[i])) for i in chosen])
+        label_ids = torch.tensor([labels[i] + [IGNORE] * (width - len(labels[i])) for i in chosen])
+        batches.append((input_ids, label_ids))
+    return [batches[i] for i in rng.permutation(len(batches))]
+
+
+def learning_rate(step: int, peak: float, warmup: int, total: int, min_ratio: float) -> float:
+    """Linear warm-up to `peak`, then cosine decay to ``peak * min_ratio`` at `total`."""
+    if step < warmup:
+        return peak * (step + 1) / warmup
+    progress = (step - warmup) / max(1, total - warmup)
+    return peak * (min_ratio + (1 - min_ratio) * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
+
+
+def train_base_model(config: Config, task: ChainArithmetic, folder: Path) -> None:
+    """Train isobook's own base model and save it (and its earlier checkpoint) to `folder`."""
+    settings = config.base_model
+    torch.set_num_threads(config.system.threads)
+    tokenizer = build_char_tokenizer()
+    model = build_qwen2(config.model, tokenizer, seed=config.system.seed)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
+    partial = folder.with_name(folder.name + ".partial")
+    state_file = partial / "state.pt"
+    start, losses = 0, []
+    if state_file.is_file():
+        state = torch.load(state_file, weights_only=False)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        start, losses = state["step"], state["losses"]
+    earlier_step = settings.steps - settings.earlier_checkpoint
+    began = time.perf_counter()
+    model.train()
+    progress = tqdm(range(start, settings.steps), initial=start, total=settings.steps,
+                    desc=f"base model ({parameter_count(model) / 1e6:.2f}M params)", unit="step")
+    for step in progress:
+        if step == earlier_step:
+            _save(model, tokenizer, partial / f"checkpoint-{step}")
+        lr = learning_rate(step, settings.lr, settings.warmup_steps, settings.steps, settings.min_lr_ratio)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        if step % BATCHES_PER_DRAW == 0 or step == start:
+            draw = step // BATCHES_PER_DRAW
+            batches = teacher_batches(task, tokenizer, settings.batch_size, BATCHES_PER_DRAW,
+                                      np.random.default_rng([config.system.seed, draw]))
+        input_ids, labels = batches[step % BATCHES_PER_DRAW]
+        loss = model(input_ids=input_ids, labels=labels).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        losses.append(loss.item())
+        progress.set_postfix(loss=f"{np.mean(losses[-50:]):.4f}", lr=f"{lr:.1e}")
+        if (step + 1) % settings.checkpoint_every == 0 and step + 1 < settings.steps:
+            atomic_torch_save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                               "step": step + 1, "losses": losses}, state_file)
+    with atomic_folder(folder) as staging:
+        _save(model, tokenizer, staging)
+        earlier = partial / f"checkpoint-{earlier_step}"
+        if earlier.is_dir():
+            earlier.rename(staging / earlier.name)
+        atomic_write_text(staging / "training_log.json", _training_log(losses, time.perf_counter() - began, start))
+    if partial.exists():
+        shutil.rmtree(partial)
+
+
+def _save(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, folder: Path) -> None:
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+
+
+def _training_log(losses: list[float], seconds: float, resumed_at: int) -> str:
+    return json.dumps({"loss": losses, "seconds_this_session": round(seconds, 1), "resumed_at_step": resumed_at})

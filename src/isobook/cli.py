@@ -1,0 +1,48 @@
+"""The ``isobook`` command.
+
+    isobook base-model --params params/cpu.yaml            # build or reuse the base model
+    isobook sets --params params/cpu.yaml sets.pool_size=4000   # base model + problem sets
+
+Any ``section.field=value`` after the command overrides the params file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from isobook.base_model import ensure_base_model
+from isobook.config import ConfigError, load_config
+from isobook.pipeline import prepare_sets
+from isobook.report import print_sets_summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="isobook", description="Compute-optimal GRPO experiments.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name, text in (("base-model", "build (or reuse) the base model"),
+                       ("sets", "build the base model, profile a pool, write the problem sets")):
+        command = commands.add_parser(name, help=text)
+        command.add_argument("--params", help="YAML params file (e.g. params/cpu.yaml)")
+        command.add_argument("overrides", nargs="*", help="section.field=value overrides")
+    args = parser.parse_args(argv)
+    try:
+        config = load_config(args.params, args.overrides)
+    except ConfigError as error:
+        print(f"isobook: {error}", file=sys.stderr)
+        return 2
+    began = time.perf_counter()
+    if args.command == "base-model":
+        path = ensure_base_model(config)
+        print(f"base model: {path} ({time.perf_counter() - began:.1f} s)")
+    else:
+        result = prepare_sets(config)
+        print_sets_summary(result.summary)
+        state = "reused" if result.cached else "built"
+        print(f"sets {state} in {time.perf_counter() - began:.1f} s: {result.folder}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

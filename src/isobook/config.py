@@ -1,0 +1,283 @@
+"""Configuration: dataclasses grouped by concern, loaded from YAML in ``params/``.
+
+A params file holds any subset of the sections below; ``key=value`` overrides from the
+command line (``sets.pool_size=4000``) are applied on top, values parsed as YAML. Every
+field is checked before any work starts: an unknown key, a wrong type or a value out of
+range raises `ConfigError` naming the field and what it allows.
+
+Sections: ``model`` (which base model), ``task`` (which problem family), ``base_model``
+(how isobook trains its own base model), ``sampling`` (rollout decoding), ``sets``
+(difficulty profiling and the problem sets), ``system`` (seed, threads, output folder).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+class ConfigError(ValueError):
+    """A params file or override names an unknown field or gives a value it does not allow."""
+
+
+def option(default: Any, help: str, *, low: float | None = None, high: float | None = None,
+           choices: tuple[Any, ...] | None = None, factory: bool = False) -> Any:
+    """A dataclass field with its help text and allowed values, checked by `validate`.
+
+    `low`/`high` bound numbers (inclusive); `choices` lists allowed values.
+    """
+    metadata = {"help": help, "low": low, "high": high, "choices": choices}
+    if factory:
+        return field(default_factory=default, metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Which base model. ``source: isobook`` builds and trains our own small Qwen2; any
+    other value is a local Hugging Face folder or hub id loaded as is (sizes ignored)."""
+
+    source: str = option("isobook", "'isobook', or a local HF causal-LM folder / hub id")
+    hidden_size: int = option(96, "hidden width of isobook's own Qwen2", low=8)
+    num_layers: int = option(3, "transformer blocks", low=1)
+    num_heads: int = option(4, "attention heads (must divide hidden_size)", low=1)
+    intermediate_size: int = option(288, "MLP width", low=8)
+    max_positions: int = option(160, "longest sequence in tokens (prompt + completion)", low=16)
+
+    def __post_init__(self) -> None:
+        if self.hidden_size % self.num_heads:
+            raise ConfigError(
+                f"model.num_heads: must divide model.hidden_size={self.hidden_size}, got {self.num_heads}"
+            )
+
+
+@dataclass(frozen=True)
+class TaskConfig:
+    """Which problem family, and its knobs (each family reads its own fields)."""
+
+    family: str = option("chain", "problem family", choices=("chain", "math-file"))
+    min_ops: int = option(1, "chain: fewest operations per problem", low=1)
+    max_ops: int = option(12, "chain: most operations per problem", low=1, high=26)
+    max_carries: int = option(5, "chain: most carry/borrow steps per problem", low=0)
+    max_value: int = option(99, "chain: largest running value on the correct path", low=9)
+    slip_carry: float = option(0.45, "chain: teacher's slip probability on a carry/borrow step", low=0.0, high=0.99)
+    slip_plain: float = option(0.02, "chain: teacher's slip probability on any other step", low=0.0, high=0.99)
+    path: str | None = option(None, "math-file: a local .jsonl/.json/.parquet file of problems")
+    question_field: str = option("question", "math-file: column holding the problem text")
+    answer_field: str = option("answer", "math-file: column holding the reference answer or solution")
+    prompt_template: str = option(
+        "{question}\nPut the final answer within \\boxed{{}}.",
+        "math-file: prompt text; {question} is replaced by the problem",
+    )
+
+    def __post_init__(self) -> None:
+        if self.min_ops > self.max_ops:
+            raise ConfigError(f"task.min_ops: must be <= task.max_ops={self.max_ops}, got {self.min_ops}")
+        if self.family == "math-file" and not self.path:
+            raise ConfigError("task.path: required when task.family is 'math-file'")
+
+
+@dataclass(frozen=True)
+class BaseModelConfig:
+    """Supervised training of isobook's own base model on the task's (noisy) teacher."""
+
+    steps: int = option(1500, "optimizer steps", low=1)
+    batch_size: int = option(128, "sequences per step", low=1)
+    lr: float = option(3e-3, "peak learning rate (AdamW)", low=0.0)
+    warmup_steps: int = option(50, "linear warm-up steps", low=0)
+    min_lr_ratio: float = option(0.0, "cosine decay ends at lr * min_lr_ratio", low=0.0, high=1.0)
+    weight_decay: float = option(0.0, "AdamW weight decay", low=0.0)
+    checkpoint_every: int = option(250, "steps between resumable checkpoints", low=1)
+    earlier_checkpoint: int = option(
+        100, "steps before the end at which the 'shortly before' checkpoint is kept", low=1
+    )
+
+
+@dataclass(frozen=True)
+class SamplingConfig:
+    """Rollout decoding (paper: temperature 0.6, top-p 1.0 for training and evaluation)."""
+
+    temperature: float = option(0.6, "sampling temperature", low=1e-3)
+    top_p: float = option(1.0, "nucleus sampling mass", low=1e-3, high=1.0)
+    max_new_tokens: int = option(96, "longest completion in tokens", low=1)
+    batch_rollouts: int = option(1024, "rollouts generated per engine call", low=1)
+
+
+@dataclass(frozen=True)
+class SetsConfig:
+    """Difficulty profiling of a problem pool and the sets built from it (paper section 3).
+
+    Bins are inclusive intervals of avg@16 under the base model."""
+
+    pool_size: int = option(14000, "problems profiled", low=1)
+    samples: int = option(16, "samples per problem for avg@k difficulty", low=1)
+    xhard_samples: int = option(128, "samples for the extremely-hard test (0 correct of these)", low=1)
+    xhard_candidates: int = option(
+        1000, "most problems with 0 correct of `samples` that get the extra xhard samples", low=0
+    )
+    validation_size: int = option(300, "validation problems per set (at most half of a small set)", low=1)
+    easy: tuple[float, float] = option((0.3, 0.6), "avg@16 range of 'easy'")
+    hard: tuple[float, float] = option((0.0, 0.0625), "avg@16 range of 'hard'")
+    veryeasy: tuple[float, float] = option((0.6, 0.9), "avg@16 range of 'veryeasy'")
+    mixtures: dict[str, dict[str, float]] = option(
+        lambda: {"mix-dual": {"hard": 0.5, "easy": 0.5},
+                 "mix-tri": {"hard": 0.5, "easy": 0.25, "veryeasy": 0.25}},
+        "mixture name -> {set: fraction}; fractions sum to 1",
+        factory=True,
+    )
+    stability_problems: int = option(
+        14000, "pool problems also profiled under the earlier checkpoint (0 to skip)", low=0
+    )
+
+    def __post_init__(self) -> None:
+        for name in ("easy", "hard", "veryeasy"):
+            low, high = getattr(self, name)
+            if not 0.0 <= low <= high <= 1.0:
+                raise ConfigError(f"sets.{name}: needs 0 <= low <= high <= 1, got [{low}, {high}]")
+        for name, parts in self.mixtures.items():
+            unknown = set(parts) - {"easy", "hard", "veryeasy", "xhard"}
+            if unknown:
+                raise ConfigError(
+                    f"sets.mixtures.{name}: unknown set {sorted(unknown)}; allowed: easy, hard, veryeasy, xhard"
+                )
+            if abs(sum(parts.values()) - 1.0) > 1e-6:
+                raise ConfigError(f"sets.mixtures.{name}: fractions must sum to 1, got {sum(parts.values())}")
+
+
+@dataclass(frozen=True)
+class SystemConfig:
+    """Where and how work runs."""
+
+    seed: int = option(0, "seed for problems, training and sampling", low=0)
+    threads: int = option(2, "torch CPU threads", low=1)
+    outputs: str = option("outputs", "folder for models, sets and runs")
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything one isobook job needs; see the section classes for the fields."""
+
+    model: ModelConfig = field(default_factory=ModelConfig)
+    task: TaskConfig = field(default_factory=TaskConfig)
+    base_model: BaseModelConfig = field(default_factory=BaseModelConfig)
+    sampling: SamplingConfig = field(default_factory=SamplingConfig)
+    sets: SetsConfig = field(default_factory=SetsConfig)
+    system: SystemConfig = field(default_factory=SystemConfig)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def fingerprint(*parts: Any) -> str:
+    """Six hex digits identifying `parts` (dataclasses or plain data), stable across runs."""
+    plain = [dataclasses.asdict(p) if dataclasses.is_dataclass(p) else p for p in parts]
+    text = json.dumps(plain, sort_keys=True, default=list)
+    return hashlib.sha256(text.encode()).hexdigest()[:6]
+
+
+# -- loading and validation ---------------------------------------------------------------
+
+
+def load_config(params: str | Path | None = None, overrides: typing.Sequence[str] = ()) -> Config:
+    """The config from a params YAML file (optional) with ``key=value`` overrides applied."""
+    data: dict[str, Any] = {}
+    if params is not None:
+        path = Path(params)
+        if not path.is_file():
+            raise ConfigError(f"params: no such file {path}")
+        loaded = yaml.safe_load(path.read_text()) or {}
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"params: {path} must hold a mapping of sections")
+        data = loaded
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"override {item!r}: expected key=value, e.g. sets.pool_size=4000")
+        _set_path(data, key.strip().split("."), yaml.safe_load(raw))
+    return build(Config, data, "")
+
+
+def _set_path(data: dict[str, Any], keys: list[str], value: Any) -> None:
+    for key in keys[:-1]:
+        data = data.setdefault(key, {})
+        if not isinstance(data, dict):
+            raise ConfigError(f"override {'.'.join(keys)}: {key} is not a section")
+    data[keys[-1]] = value
+
+
+def build(cls: type, data: Any, where: str) -> Any:
+    """An instance of dataclass `cls` from plain `data`, every field checked."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where or 'params'}: expected a mapping, got {type(data).__name__}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise ConfigError(
+            f"{_join(where, unknown[0])}: unknown field; allowed: {', '.join(sorted(fields))}"
+        )
+    hints = typing.get_type_hints(cls)
+    values = {}
+    for name, value in data.items():
+        path = _join(where, name)
+        values[name] = _check(path, hints[name], value, fields[name].metadata)
+    try:
+        return cls(**values)
+    except TypeError as error:  # pragma: no cover - guarded by the checks above
+        raise ConfigError(f"{where}: {error}") from error
+
+
+def _join(where: str, name: str) -> str:
+    return f"{where}.{name}" if where else name
+
+
+def _check(path: str, hint: Any, value: Any, metadata: typing.Mapping[str, Any]) -> Any:
+    if dataclasses.is_dataclass(hint):
+        return build(hint, value, path)
+    value = _coerce(path, hint, value)
+    choices = metadata.get("choices")
+    if choices is not None and value not in choices:
+        raise ConfigError(f"{path}: {value!r} is not allowed; allowed: {', '.join(map(str, choices))}")
+    low, high = metadata.get("low"), metadata.get("high")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if low is not None and value < low or high is not None and value > high:
+            bounds = f"[{low if low is not None else '-inf'}, {high if high is not None else 'inf'}]"
+            raise ConfigError(f"{path}: {value} is out of range; allowed: {bounds}")
+    return value
+
+
+def _coerce(path: str, hint: Any, value: Any) -> Any:
+    """`value` as type `hint`, or a ConfigError saying what type was expected."""
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        inner = [a for a in args if a is not type(None)]
+        return _coerce(path, inner[0], value)
+    if origin is tuple:
+        if not isinstance(value, (list, tuple)) or len(value) != len(args):
+            raise ConfigError(f"{path}: expected a list of {len(args)} numbers, got {value!r}")
+        return tuple(_coerce(f"{path}[{i}]", a, v) for i, (a, v) in enumerate(zip(args, value)))
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(f"{path}: expected a mapping, got {value!r}")
+        key_type, value_type = args
+        return {_coerce(path, key_type, k): _coerce(f"{path}.{k}", value_type, v) for k, v in value.items()}
+    if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if hint is float and isinstance(value, str):
+        try:  # YAML 1.1 reads 5e-3 (no dot) as a string
+            return float(value)
+        except ValueError:
+            pass
+    if hint in (int, float, str, bool) and (type(value) is not hint):
+        raise ConfigError(f"{path}: expected {hint.__name__}, got {value!r} ({type(value).__name__})")
+    return value

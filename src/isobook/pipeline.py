@@ -1,0 +1,175 @@
+"""The ground floor end to end: base model -> difficulty profile -> problem sets -> summary.
+
+Everything lands in ``<outputs>/sets/<sets-id>/`` (a folder named from the config):
+
+* ``profile.parquet``: one row per pool problem with its correct count under the base model
+  (and under the earlier checkpoint, and the extra xhard samples where drawn);
+* ``<set>/``: each set as a Hugging Face ``DatasetDict`` (``train``/``validation``),
+  loadable with ``datasets.load_from_disk``;
+* ``summary.json``: counts per set, the avg@16 histogram, the share of ``hard`` problems
+  with pass@16 > 0, the stability correlation, and the seconds each stage took.
+
+Finished folders are reused as they are; an interrupted build resumes from the chunks in
+``<sets-id>.partial/``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import datasets
+import numpy as np
+import pandas as pd
+import torch
+
+from isobook.base_model import base_model_id, earlier_checkpoint_path, ensure_base_model
+from isobook.config import Config, fingerprint
+from isobook.difficulty import profile_problems
+from isobook.models import load_causal_lm, parameter_count
+from isobook.problem_sets import ProblemSet, build_sets, histogram
+from isobook.rollout import TorchEngine
+from isobook.storage import atomic_folder, atomic_write_text
+from isobook.tasks import Problem, Task, make_task
+
+POOL_SEED_OFFSET = 1_000_003  # keeps pool problems apart from the base model's training draws
+
+
+@dataclass
+class SetsResult:
+    """Where the sets are and what their summary says."""
+
+    folder: Path
+    summary: dict[str, Any]
+    cached: bool
+
+
+def sets_id(config: Config) -> str:
+    """Readable name of the sets a config produces, e.g. ``qwen2-h96-...-pool14000-1a2b3c``."""
+    model = base_model_id(config) if config.model.source == "isobook" else Path(config.model.source).name
+    digest = fingerprint(config.model, config.task, config.base_model, config.sampling, config.sets,
+                         config.system.seed)
+    return f"{model}-pool{config.sets.pool_size}-{digest}"
+
+
+def prepare_sets(config: Config) -> SetsResult:
+    """Build (or reuse) the base model and every problem set `config` describes."""
+    folder = Path(config.system.outputs) / "sets" / sets_id(config)
+    if (folder / "summary.json").is_file():
+        return SetsResult(folder, json.loads((folder / "summary.json").read_text()), cached=True)
+    torch.set_num_threads(config.system.threads)
+    seconds: dict[str, float] = {}
+    began = time.perf_counter()
+    model_path = ensure_base_model(config)
+    seconds["base_model"] = time.perf_counter() - began
+
+    task = make_task(config.task)
+    pool = task.problems(config.sets.pool_size, seed=config.system.seed + POOL_SEED_OFFSET)
+    work = folder.with_name(folder.name + ".partial")
+    model, tokenizer = load_causal_lm(model_path)
+    engine = TorchEngine(model.eval(), tokenizer, config.sampling.batch_rollouts)
+    profile = _pool_table(pool)
+    s = config.sets
+
+    began = time.perf_counter()
+    counts = profile_problems(engine, task, pool, s.samples, config.sampling, config.system.seed,
+                              work / "final", desc="profile avg@16")
+    profile["correct"], profile["samples"], profile["tokens"] = counts["correct"], s.samples, counts["tokens"]
+    seconds["profile"] = time.perf_counter() - began
+
+    stability = _stability(config, task, pool, profile, work)
+    seconds["stability"] = stability.pop("seconds", 0.0)
+
+    began = time.perf_counter()
+    _xhard(config, engine, task, pool, profile, work)
+    seconds["xhard"] = time.perf_counter() - began
+
+    sets = build_sets(profile, s, config.system.seed)
+    summary = _summary(config, model_path, parameter_count(model), profile, sets, stability, seconds)
+    with atomic_folder(folder) as staging:
+        profile.to_parquet(staging / "profile.parquet", index=False)
+        for problem_set in sets.values():
+            _dataset_dict(problem_set).save_to_disk(str(staging / problem_set.name))
+        atomic_write_text(staging / "summary.json", json.dumps(summary, indent=2))
+    if work.exists():
+        shutil.rmtree(work)
+    return SetsResult(folder, summary, cached=False)
+
+
+def _pool_table(pool: list[Problem]) -> pd.DataFrame:
+    table = pd.DataFrame({"id": [p.id for p in pool], "prompt": [p.prompt for p in pool],
+                          "answer": [p.answer for p in pool]})
+    for key in pool[0].meta if pool else []:
+        table[key] = [p.meta[key] for p in pool]
+    return table
+
+
+def _stability(config: Config, task: Task, pool: list[Problem], profile: pd.DataFrame,
+               work: Path) -> dict[str, Any]:
+    """avg@k under the 'shortly before' checkpoint and its Pearson correlation with the final."""
+    earlier = earlier_checkpoint_path(config)
+    count = min(config.sets.stability_problems, len(pool))
+    if config.model.source != "isobook" or count < 2 or not earlier.is_dir():
+        return {"problems": 0}
+    began = time.perf_counter()
+    model, tokenizer = load_causal_lm(earlier)
+    engine = TorchEngine(model.eval(), tokenizer, config.sampling.batch_rollouts)
+    counts = profile_problems(engine, task, pool[:count], config.sets.samples, config.sampling,
+                              config.system.seed, work / "earlier", desc="profile earlier checkpoint")
+    profile["correct_earlier"] = pd.array([*counts["correct"], *[pd.NA] * (len(pool) - count)], dtype="Int64")
+    final = profile["correct"].to_numpy()[:count]
+    pearson = float(np.corrcoef(final, counts["correct"].to_numpy())[0, 1])
+    return {"problems": count, "checkpoint": earlier.name, "pearson": round(pearson, 4),
+            "seconds": time.perf_counter() - began}
+
+
+def _xhard(config: Config, engine: TorchEngine, task: Task, pool: list[Problem], profile: pd.DataFrame,
+           work: Path) -> None:
+    """Extra samples for problems with no correct answer, up to `xhard_samples` in all."""
+    s = config.sets
+    extra = s.xhard_samples - s.samples
+    candidates = np.flatnonzero(profile["correct"].to_numpy() == 0)[: s.xhard_candidates]
+    if extra <= 0 or len(candidates) == 0:
+        return
+    counts = profile_problems(engine, task, [pool[i] for i in candidates], extra, config.sampling,
+                              config.system.seed + 1, work / "xhard", desc="profile xhard")
+    column = pd.array([pd.NA] * len(pool), dtype="Int64")
+    column[candidates] = counts["correct"].to_numpy()
+    profile["xhard_correct"] = column
+    profile["xhard_samples"] = s.xhard_samples
+
+
+def _dataset_dict(problem_set: ProblemSet) -> datasets.DatasetDict:
+    """The set as train/validation `datasets`, with fixed fingerprints so bytes are reproducible."""
+    splits = {}
+    for split_name in ("train", "validation"):
+        table = getattr(problem_set, split_name)
+        arrow = datasets.Dataset.from_pandas(table, preserve_index=False).data
+        splits[split_name] = datasets.Dataset(arrow, fingerprint=f"{problem_set.name}-{split_name}")
+    return datasets.DatasetDict(splits)
+
+
+def _summary(config: Config, model_path: Path, parameters: int, profile: pd.DataFrame,
+             sets: dict[str, ProblemSet], stability: dict[str, Any], seconds: dict[str, float]) -> dict[str, Any]:
+    hard = pd.concat([sets["hard"].train, sets["hard"].validation])
+    rollouts = int(profile["samples"].sum()) + stability["problems"] * config.sets.samples
+    if "xhard_correct" in profile:
+        rollouts += int(profile["xhard_correct"].notna().sum()) * (config.sets.xhard_samples - config.sets.samples)
+    return {
+        "base_model": str(model_path),
+        "parameters": parameters,
+        "task": config.task.family,
+        "pool_size": len(profile),
+        "samples": config.sets.samples,
+        "sets": {name: {"train": len(s.train), "validation": len(s.validation)} for name, s in sets.items()},
+        "histogram": histogram(profile)[["correct", "problems"]].to_dict(orient="list"),
+        "hard_pass_at_k_positive": round(float((hard["correct"] > 0).mean()), 4) if len(hard) else None,
+        "mean_completion_tokens": round(float(profile["tokens"].mean()), 2),
+        "stability": stability,
+        "rollouts": rollouts,
+        "seconds": {k: round(v, 1) for k, v in seconds.items()},
+    }

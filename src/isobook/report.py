@@ -1,0 +1,33 @@
+"""Console rendering of summaries (rich tables)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def print_sets_summary(summary: dict[str, Any], console: Console | None = None) -> None:
+    """The set sizes, the avg@k histogram (paper Figure 2) and the headline checks."""
+    console = console or Console()
+    sets = Table(title=f"Problem sets ({summary['pool_size']} pool problems, avg@{summary['samples']})")
+    for column in ("set", "train", "validation"):
+        sets.add_column(column, justify="left" if column == "set" else "right")
+    for name, counts in summary["sets"].items():
+        sets.add_row(name, str(counts["train"]), str(counts["validation"]))
+    console.print(sets)
+    hist = summary["histogram"]
+    most = max(hist["problems"]) or 1
+    chart = Table(title=f"avg@{summary['samples']} under the base model")
+    for column in ("avg", "problems", ""):
+        chart.add_column(column, justify="right" if column else "left")
+    for correct, problems in zip(hist["correct"], hist["problems"]):
+        chart.add_row(f"{correct / summary['samples']:.4f}", str(problems), "#" * round(40 * problems / most))
+    console.print(chart)
+    stability = summary["stability"]
+    if stability.get("problems"):
+        console.print(f"stability: Pearson r = {stability['pearson']} between the final model and "
+                      f"{stability['checkpoint']} over {stability['problems']} problems")
+    console.print(f"hard problems with pass@{summary['samples']} > 0: {summary['hard_pass_at_k_positive']}")
+    console.print(f"seconds: {summary['seconds']}; rollouts: {summary['rollouts']}")

@@ -1,0 +1,6 @@
+"""Rollout engines: n sampled completions per prompt, with per-token log-probs."""
+
+from isobook.rollout.base import RolloutEngine, Rollouts
+from isobook.rollout.torch_engine import TorchEngine
+
+__all__ = ["RolloutEngine", "Rollouts", "TorchEngine"]

@@ -1,0 +1,54 @@
+"""Atomic file and folder writes: a crash or kill leaves either the old or the new version."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file renamed over it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", delete=False) as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(handle.name, path)
+
+
+def atomic_torch_save(obj: object, path: Path) -> None:
+    """`torch.save` to `path` atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
+def atomic_write_parquet(frame: pd.DataFrame, path: Path) -> None:
+    """`DataFrame.to_parquet` to `path` atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    frame.to_parquet(tmp, index=False)
+    os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def atomic_folder(path: Path) -> Iterator[Path]:
+    """Yield an empty staging folder that replaces `path` only if the block succeeds."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}."))
+    try:
+        yield staging
+        if path.exists():
+            shutil.rmtree(path)
+        os.replace(staging, path)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)

@@ -1,0 +1,200 @@
+"""Chain arithmetic with a worked-out answer: isobook's default, fully synthetic task.
+
+A problem is a left-to-right chain of single-digit additions and subtractions; the answer
+is worked step by step and closed by the final value after ``#``::
+
+    prompt:      7a+5b-3c+8=
+    completion:  a+5=12;b-3=9;c+8=17#17
+
+The prompt labels each operation with a step letter; each step of the answer names its
+letter, restates the operation and writes the new running value, starting from the value
+written just before (the first step from the prompt's first number). The letters make
+finding "the next operation" a lookup by a unique key, which a small transformer learns
+quickly; without them (``7+5-3+8=`` answered ``+5=12;-3=9;...``) a 0.37M-parameter model
+trained here copied the wrong operation in 43% of second steps, so difficulty came from
+failed lookups rather than from arithmetic slips. Restating the left value too
+(``12-3=9``) would read better but makes every rollout a third longer, and sampling time
+is the budget this whole book is about.
+
+Why this task (see README, "The default task"):
+
+* **Difficulty knob.** ``ops`` (the chain length) sets how many steps must all be right.
+  Pass rates fall geometrically with the number of carry/borrow steps, so a pool drawn over
+  a range of lengths spans the whole avg@16 axis, including "almost never but not quite
+  never" problems that RL on hard sets needs.
+* **A skill RL can sharpen.** The base model learns from a *noisy teacher*: on a step with
+  a carry (or borrow) the teacher forgets it with probability ``slip_carry`` (answer off by
+  ten, the classic human slip), and on other steps it is off by one with probability
+  ``slip_plain``; the chain then continues from the wrong value, as real reasoning traces
+  do. The base model inherits these slips as calibrated probabilities, so at temperature
+  0.6 each step slips at a known rate that GRPO can push down. A one-shot answer
+  (``7+5-3+8=`` answered ``17``) gave RL nothing to surface in a trial here.
+* **Difficulty belongs to the problem.** A model that has converged on the teacher's
+  distribution slips at the teacher's rates, so per-problem pass rates are stable from one
+  checkpoint to the next instead of being checkpoint noise.
+
+The running value stays within ``[0, max_value]`` on the correct path (an operation that
+would leave it is flipped), so every number is one or two digits and sequences stay short.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from isobook.tasks.base import Problem
+
+_FINAL_ANSWER = re.compile(r"^[+-]?\d+$")
+STEP_LETTERS = "abcdefghijklmnopqrstuvwxyz"  # one per operation: at most 26 operations
+
+
+def parse_final_answer(completion: str) -> int | None:
+    """The integer after the last ``#`` of a completion, or None when malformed.
+
+    Surrounding whitespace is ignored; a sign and leading zeros are allowed (``+017`` is 17,
+    ``-0`` is 0); anything else after the ``#`` (inner spaces, letters, a second number)
+    makes the answer malformed.
+    """
+    if "#" not in completion:
+        return None
+    tail = completion.rsplit("#", 1)[1].strip()
+    if not _FINAL_ANSWER.match(tail):
+        return None
+    return int(tail)
+
+
+def verify_chain_answer(completion: str, answer: str) -> float:
+    """1.0 when the completion's final answer equals the integer `answer`, else 0.0."""
+    predicted = parse_final_answer(completion)
+    return float(predicted is not None and predicted == int(answer))
+
+
+@dataclass(frozen=True)
+class Step:
+    """One worked step ``letter op operand = result`` (from `left`) as the teacher wrote it."""
+
+    letter: str
+    left: int
+    op: str
+    operand: int
+    result: int
+    carry: bool  # the correct result needs a carry (+) or a borrow (-)
+
+    def text(self) -> str:
+        return f"{self.letter}{self.op}{self.operand}={self.result}"
+
+
+def _exact(left: int, op: str, operand: int) -> int:
+    return left + operand if op == "+" else left - operand
+
+
+def _needs_carry(left: int, op: str, operand: int) -> bool:
+    units = abs(left) % 10
+    return units + operand >= 10 if op == "+" else units < operand
+
+
+def tempered_slip(probability: float, temperature: float, alternatives: int = 1) -> float:
+    """Probability of slipping when a calibrated model samples at `temperature`.
+
+    The model puts `probability` on slips, spread evenly over `alternatives` wrong values,
+    and ``1 - probability`` on the right one; sampling at temperature T raises each
+    probability to ``1/T`` and renormalises.
+    """
+    if probability <= 0.0:
+        return 0.0
+    inverse = 1.0 / temperature
+    wrong = alternatives * (probability / alternatives) ** inverse
+    right = (1.0 - probability) ** inverse
+    return wrong / (wrong + right)
+
+
+@dataclass(frozen=True)
+class ChainArithmetic:
+    """The chain-arithmetic family; see the module docstring.
+
+    Fields: `min_ops`/`max_ops` bound the chain length (operations per problem, drawn
+    uniformly); `max_carries` rejects chains with more carry/borrow steps (beyond it a
+    problem is hopeless, and a pool full of hopeless problems wastes profiling); `max_value`
+    caps the running value; `slip_carry`/`slip_plain` are the teacher's per-step slip
+    probabilities on carry/borrow steps and on the others.
+    """
+
+    min_ops: int = 1
+    max_ops: int = 12
+    max_carries: int = 7
+    max_value: int = 99
+    slip_carry: float = 0.45
+    slip_plain: float = 0.02
+    name: str = "chain"
+
+    def problems(self, count: int, seed: int) -> list[Problem]:
+        rng = np.random.default_rng(seed)
+        return [self._problem(rng, f"chain-{seed}-{i}") for i in range(count)]
+
+    def _problem(self, rng: np.random.Generator, problem_id: str) -> Problem:
+        while True:
+            problem = self._draw(rng, problem_id)
+            if problem.meta["carries"] <= self.max_carries:
+                return problem
+
+    def _draw(self, rng: np.random.Generator, problem_id: str) -> Problem:
+        ops = int(rng.integers(self.min_ops, self.max_ops + 1))
+        value = int(rng.integers(1, 10))
+        prompt = [str(value)]
+        carries = 0
+        for letter in STEP_LETTERS[:ops]:
+            operand = int(rng.integers(1, 10))
+            op = "+" if rng.random() < 0.5 else "-"
+            if not 0 <= _exact(value, op, operand) <= self.max_value:
+                op = "-" if op == "+" else "+"
+            carries += _needs_carry(value, op, operand)
+            value = _exact(value, op, operand)
+            prompt.append(f"{letter}{op}{operand}")
+        return Problem(
+            id=problem_id,
+            prompt="".join(prompt) + "=",
+            answer=str(value),
+            meta={"ops": ops, "carries": carries},
+        )
+
+    def reward(self, completion: str, answer: str) -> float:
+        return verify_chain_answer(completion, answer)
+
+    # -- the teacher ------------------------------------------------------------------
+
+    def teacher_steps(self, prompt: str, rng: np.random.Generator | None) -> list[Step]:
+        """Worked steps for `prompt`; with `rng`, slips are drawn, without it none."""
+        value = int(re.match(r"\d+", prompt).group())
+        steps = []
+        for letter, op, digits in re.findall(r"([a-z])([+-])(\d+)", prompt):
+            operand = int(digits)
+            exact = _exact(value, op, operand)
+            carry = _needs_carry(value, op, operand)
+            result = exact
+            if rng is not None:
+                if carry and rng.random() < self.slip_carry:
+                    result = exact - 10 if op == "+" else exact + 10
+                elif not carry and rng.random() < self.slip_plain:
+                    result = exact + (1 if exact == 0 or rng.random() < 0.5 else -1)
+            steps.append(Step(letter, value, op, operand, result, carry))
+            value = result
+        return steps
+
+    def teacher_completion(self, prompt: str, rng: np.random.Generator | None) -> str:
+        """The worked answer a (noisy, when `rng` is given) teacher writes for `prompt`."""
+        steps = self.teacher_steps(prompt, rng)
+        return ";".join(step.text() for step in steps) + f"#{steps[-1].result}"
+
+    def calibrated_pass_rate(self, problem: Problem, temperature: float) -> float:
+        """Pass rate of a model that matches the teacher exactly, sampled at `temperature`.
+
+        The reference point for the trained base model: difficulty comes from slips only.
+        """
+        steps = self.teacher_steps(problem.prompt, rng=None)
+        carry_ok = 1.0 - tempered_slip(self.slip_carry, temperature)
+        plain_ok = 1.0 - tempered_slip(self.slip_plain, temperature, alternatives=2)
+        carries = sum(step.carry for step in steps)
+        return math.pow(carry_ok, carries) * math.pow(plain_ok, len(steps) - carries)

@@ -1,0 +1,97 @@
+"""Real math problems from a local file (GSM8K- or MATH-style), verified with math-verify.
+
+The file is read with `datasets` (``.jsonl``/``.json`` or ``.parquet``). The answer column
+may hold a bare final answer (``72``, ``\\frac{1}{2}``), a GSM8K solution ending in
+``#### 72``, or a MATH solution with a ``\\boxed{...}`` answer; the final answer is
+extracted once when the file is read. A completion is correct when math-verify judges its
+answer equivalent to the reference.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import datasets
+import numpy as np
+from math_verify import parse, verify
+
+from isobook.tasks.base import Problem
+
+_FORMATS = {".jsonl": "json", ".json": "json", ".parquet": "parquet"}
+
+
+def reference_answer(raw: str) -> str:
+    """The final answer inside a reference solution (``####``, last ``\\boxed{}``, or all)."""
+    if "####" in raw:
+        return raw.rsplit("####", 1)[1].strip().replace(",", "")
+    boxed = _last_boxed(raw)
+    return boxed if boxed is not None else raw.strip()
+
+
+def _last_boxed(text: str) -> str | None:
+    start = text.rfind("\\boxed{")
+    if start < 0:
+        return None
+    depth, begin = 0, start + len("\\boxed{")
+    for i in range(begin, len(text)):
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            if depth == 0:
+                return text[begin:i]
+            depth -= 1
+    return None
+
+
+def verify_math_answer(completion: str, answer: str) -> float:
+    """1.0 when math-verify finds the completion's answer equivalent to `answer`."""
+    gold = parse(f"${answer}$")
+    predicted = parse(completion)
+    if not gold or not predicted:
+        return 0.0
+    return float(verify(gold, predicted))
+
+
+@dataclass(frozen=True)
+class MathFile:
+    """Problems from `path`; `prompt_template` wraps each question (``{question}``)."""
+
+    path: str
+    question_field: str = "question"
+    answer_field: str = "answer"
+    prompt_template: str = "{question}"
+    name: str = "math-file"
+
+    def load(self) -> datasets.Dataset:
+        file = Path(self.path)
+        if not file.is_file():
+            raise FileNotFoundError(f"task.path: no such file {file}")
+        if file.suffix not in _FORMATS:
+            raise ValueError(f"task.path: {file.suffix!r} is not supported; allowed: {', '.join(_FORMATS)}")
+        table = datasets.load_dataset(_FORMATS[file.suffix], data_files=str(file), split="train")
+        for column in (self.question_field, self.answer_field):
+            if column not in table.column_names:
+                raise ValueError(
+                    f"task.{'question' if column == self.question_field else 'answer'}_field: "
+                    f"no column {column!r} in {file.name}; columns: {', '.join(table.column_names)}"
+                )
+        return table
+
+    def problems(self, count: int, seed: int) -> list[Problem]:
+        table = self.load()
+        order = np.random.default_rng(seed).permutation(len(table))[:count]
+        rows = table.select(order.tolist())
+        return [
+            Problem(
+                id=f"{Path(self.path).stem}-{int(index)}",
+                prompt=self.prompt_template.format(question=row[self.question_field]),
+                answer=reference_answer(str(row[self.answer_field])),
+                meta={"row": int(index)},
+            )
+            for index, row in zip(order, rows)
+        ]
+
+    def reward(self, completion: str, answer: str) -> float:
+        return verify_math_answer(completion, answer)

@@ -1,0 +1,56 @@
+"""Config loading: presets, overrides, and errors that name the field and what it allows."""
+
+from pathlib import Path
+
+import pytest
+
+from isobook.config import Config, ConfigError, fingerprint, load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_presets_load_and_defaults_match_the_cpu_preset() -> None:
+    smoke = load_config(ROOT / "params" / "smoke.yaml")
+    cpu = load_config(ROOT / "params" / "cpu.yaml")
+    assert smoke.sets.pool_size < cpu.sets.pool_size
+    assert cpu == Config()
+
+
+def test_overrides_apply_on_top_of_the_file() -> None:
+    config = load_config(ROOT / "params" / "smoke.yaml", ["sets.pool_size=123", "base_model.lr=5e-3",
+                                                          "sets.easy=[0.25, 0.5]", "task.path=null"])
+    assert config.sets.pool_size == 123
+    assert config.base_model.lr == 0.005
+    assert config.sets.easy == (0.25, 0.5)
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("sets.pool_sizee=3", r"sets.pool_sizee: unknown field; allowed: .*pool_size"),
+        ("sets.pool_size=many", r"sets.pool_size: expected int, got 'many'"),
+        ("sets.pool_size=0", r"sets.pool_size: 0 is out of range; allowed: \[1, inf\]"),
+        ("sampling.top_p=1.5", r"sampling.top_p: 1.5 is out of range; allowed: \[0.001, 1.0\]"),
+        ("task.family=poetry", r"task.family: 'poetry' is not allowed; allowed: chain, math-file"),
+        ("model.num_heads=5", r"model.num_heads: must divide model.hidden_size=96"),
+        ("sets.hard=[0.5, 0.1]", r"sets.hard: needs 0 <= low <= high <= 1"),
+        ("sets.mixtures={m: {hard: 0.7}}", r"sets.mixtures.m: fractions must sum to 1"),
+        ("sets.mixtures={m: {medium: 1.0}}", r"sets.mixtures.m: unknown set \['medium'\]"),
+        ("task.family=math-file", r"task.path: required"),
+        ("nonsense=1", r"nonsense: unknown field; allowed: base_model, model"),
+        ("pool_size", r"expected key=value"),
+    ],
+)
+def test_bad_values_fail_naming_the_field(override: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_config(None, [override])
+
+
+def test_missing_params_file_is_named() -> None:
+    with pytest.raises(ConfigError, match="params: no such file"):
+        load_config("params/nope.yaml")
+
+
+def test_fingerprint_depends_on_content_only() -> None:
+    assert fingerprint(Config().sets) == fingerprint(load_config(None, []).sets)
+    assert fingerprint(Config().sets) != fingerprint(load_config(None, ["sets.pool_size=5"]).sets)

@@ -1,0 +1,76 @@
+"""The torch rollout engine: grouping, masks, and log-probs that a forward pass reproduces."""
+
+import pytest
+import torch
+
+from isobook.config import ModelConfig, SamplingConfig
+from isobook.models import build_qwen2
+from isobook.rollout import TorchEngine
+from isobook.tokenizer import build_char_tokenizer
+
+PROMPTS = ["7+5=", "1+2-3+4-5=", "9-1="]
+
+
+@pytest.fixture(scope="module")
+def engine() -> TorchEngine:
+    tokenizer = build_char_tokenizer()
+    model = build_qwen2(ModelConfig(hidden_size=16, num_layers=1, num_heads=2, intermediate_size=32), tokenizer, seed=0)
+    return TorchEngine(model.eval(), tokenizer, batch_rollouts=8)
+
+
+def test_shapes_masks_and_grouping(engine: TorchEngine) -> None:
+    torch.manual_seed(0)
+    rollouts = engine.generate(PROMPTS, n=4, sampling=SamplingConfig(max_new_tokens=12))
+    assert rollouts.completion_ids.shape[0] == 12 and len(rollouts.texts) == 12
+    assert rollouts.completion_ids.shape == rollouts.logprobs.shape == rollouts.completion_mask.shape
+    eos = engine.tokenizer.eos_token_id
+    for row, length in zip(rollouts.completion_ids, rollouts.lengths):
+        ended = (row[:length] == eos).nonzero()
+        # a completion stops at its first <eos> (kept in the mask) or at max_new_tokens
+        assert (len(ended) == 1 and ended[0, 0] == length - 1) or (len(ended) == 0 and length == 12)
+    assert (rollouts.logprobs[rollouts.completion_mask == 0] == 0).all()
+    assert (rollouts.logprobs[rollouts.completion_mask == 1] <= 0).all()
+
+
+def test_logprobs_are_those_of_the_tempered_policy(engine: TorchEngine) -> None:
+    torch.manual_seed(1)
+    sampling = SamplingConfig(temperature=0.6, max_new_tokens=10)
+    rollouts = engine.generate(PROMPTS, n=3, sampling=sampling)
+    for row in range(9):
+        prompt = engine.tokenizer(PROMPTS[row // 3])["input_ids"]
+        length = int(rollouts.lengths[row])
+        completion = rollouts.completion_ids[row, :length].tolist()
+        with torch.no_grad():
+            logits = engine.model(torch.tensor([prompt + completion])).logits[0]  # [T, V]
+        scores = torch.log_softmax(logits[len(prompt) - 1 : -1] / sampling.temperature, dim=-1)
+        expected = scores.gather(-1, torch.tensor(completion)[:, None]).squeeze(-1)
+        assert torch.allclose(rollouts.logprobs[row, :length], expected, atol=1e-4)
+
+
+def test_generate_fallback_for_other_architectures_gives_tempered_logprobs() -> None:
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    tokenizer = build_char_tokenizer()
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer), n_embd=16, n_layer=1, n_head=2,
+                                       bos_token_id=1, eos_token_id=2, pad_token_id=0)).eval()
+    engine = TorchEngine(model, tokenizer, batch_rollouts=4)
+    rollouts = engine.generate(["7+5="], n=2, sampling=SamplingConfig(temperature=0.6, max_new_tokens=6))
+    length = int(rollouts.lengths[0])
+    prompt = tokenizer("7+5=")["input_ids"]
+    completion = rollouts.completion_ids[0, :length].tolist()
+    with torch.no_grad():
+        logits = model(torch.tensor([prompt + completion])).logits[0]
+    expected = torch.log_softmax(logits[len(prompt) - 1 : -1] / 0.6, -1).gather(
+        -1, torch.tensor(completion)[:, None]).squeeze(-1)
+    assert torch.allclose(rollouts.logprobs[0, :length], expected, atol=1e-4)
+
+
+def test_top_p_restricts_sampling_to_the_nucleus() -> None:
+    from isobook.rollout.kv_decode import _draw
+
+    logits = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05]])).repeat(2000, 1)
+    tokens, logprobs = _draw(logits, temperature=1.0, top_p=0.7)
+    assert set(tokens.tolist()) == {0, 1}  # 0.5 + 0.3 reaches 0.7; the tail is cut
+    renormalised = torch.log(torch.tensor([0.5, 0.3]) / 0.8)
+    assert torch.allclose(logprobs, renormalised[tokens], atol=1e-5)
