@@ -60,6 +60,18 @@ def test_teacher_slips_at_its_rate_and_by_ten_on_carries() -> None:
     results = [task.teacher_steps("8a+5=", rng)[0].result for _ in range(4000)]
     assert set(results) == {13, 3}  # forgetting the carry is off by ten
     assert abs(results.count(3) / 4000 - 0.3) < 0.03
+    borrow = [task.teacher_steps("42a-7=", rng)[0].result for _ in range(1000)]
+    assert set(borrow) == {35, 25}  # borrowing twice: ten too low, like a forgotten carry
+
+
+def test_slips_never_cancel() -> None:
+    """Every slip lowers the running value, so a slipped chain never ends on the answer."""
+    task = ChainArithmetic(slip_carry=0.5, slip_plain=0.2)
+    rng = np.random.default_rng(1)
+    for problem in task.problems(300, seed=2):
+        steps = task.teacher_steps(problem.prompt, rng)
+        slipped = any(s.result != (s.left + s.operand if s.op == "+" else s.left - s.operand) for s in steps)
+        assert (steps[-1].result == int(problem.answer)) != slipped
 
 
 def test_tempered_slip_matches_hand_computation() -> None:

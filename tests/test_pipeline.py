@@ -32,8 +32,12 @@ def test_sets_follow_the_rules_and_match_the_summary(built) -> None:
     assert sum(summary["histogram"]["problems"]) == summary["pool_size"] == 400
     assert {"easy", "hard", "veryeasy", "mix-dual", "mix-tri"} <= set(summary["sets"])
     for name, counts in summary["sets"].items():
+        if counts["train"] == 0:
+            assert not (built.folder / name).exists()
+            continue
         on_disk = datasets.load_from_disk(str(built.folder / name))
-        assert (len(on_disk["train"]), len(on_disk["validation"])) == (counts["train"], counts["validation"])
+        assert (len(on_disk["train"]), len(on_disk.get("validation", []))) == (counts["train"], counts["validation"])
+    assert summary["sets"]["easy"]["train"] > 0 and summary["sets"]["hard"]["train"] > 0
     easy = datasets.load_from_disk(str(built.folder / "easy"))["train"].to_pandas()
     assert easy["correct"].between(5, 9).all()  # avg@16 in [0.3, 0.6]
     hard = datasets.load_from_disk(str(built.folder / "hard"))

@@ -1,8 +1,8 @@
 """isobook's own base model: a small Qwen2 taught the task by its (noisy) teacher.
 
 Supervised next-token training on completions only (prompt tokens carry no loss), fresh
-teacher samples every step (drawn 16 batches at a time from seed ``(seed, step // 16)``,
-so a resumed run sees exactly the data it would have seen), AdamW with linear warm-up and
+teacher samples every step (batch ``step`` drawn from seed ``(seed, step)``, so a resumed
+run sees exactly the data it would have seen), packed several to a row, AdamW with linear warm-up and
 cosine decay. Decaying the learning rate to (near) zero is what makes per-problem pass
 rates a property of the model: a constant-LR checkpoint's pass rates swing from one
 checkpoint to the next (trial here). The folder keeps the final model and, in
@@ -33,7 +33,6 @@ from isobook.tasks import ChainArithmetic, make_task
 from isobook.tokenizer import build_char_tokenizer
 
 IGNORE = -100  # label id that carries no loss
-BATCHES_PER_DRAW = 16  # teacher samples are drawn and length-sorted 16 batches at a time
 
 
 def base_model_id(config: Config) -> str:
@@ -68,32 +67,46 @@ def ensure_base_model(config: Config) -> Path:
     return folder
 
 
-def teacher_batches(task: ChainArithmetic, tokenizer: PreTrainedTokenizerBase, size: int, count: int,
-                    rng: np.random.Generator) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """`count` batches of `size` fresh teacher samples: inputs and labels, each # [B, T].
+def teacher_batch(task: ChainArithmetic, tokenizer: PreTrainedTokenizerBase, size: int,
+                  rng: np.random.Generator, row_tokens: int) -> dict[str, torch.Tensor]:
+    """`size` fresh teacher samples packed into rows of `row_tokens` tokens.
 
-    The ``size * count`` samples are sorted by length before they are cut into batches (and
-    the batches shuffled), so a batch pads little: 2.5x more tokens per second than random
-    batches on this task, where lengths range from 8 to 100 tokens.
+    Returns ``input_ids``, ``position_ids`` and ``labels``, each # [rows, row_tokens].
+    Positions restart at 0 for every sample, which transformers turns into a
+    block-diagonal causal mask (no attention across samples); prompt tokens and the
+    padding at a row's end carry no loss. Packing instead of padding each sample to the
+    longest one in the batch (8 to 130 tokens here) fills rows to ~97% and made a step
+    2x faster, without the biased gradients of batches sorted by length (which learnt
+    markedly slower per step in a trial here). Rows as long as ``model.max_positions`` keep
+    the attention cheap.
     """
-    problems = task.problems(size * count, seed=int(rng.integers(2**31)))
-    rows, labels = [], []
+    problems = task.problems(size, seed=int(rng.integers(2**31)))
+    samples = []
     for problem in problems:
         prompt = tokenizer(problem.prompt)["input_ids"]  # starts with <bos>
         completion = tokenizer(task.teacher_completion(problem.prompt, rng), add_special_tokens=False)["input_ids"]
         completion = completion + [tokenizer.eos_token_id]
-        rows.append(prompt + completion)
-        labels.append([IGNORE] * len(prompt) + completion)
-    order = sorted(range(len(rows)), key=lambda i: len(rows[i]))
-    batches = []
-    for start in range(0, len(order), size):
-        chosen = order[start : start + size]
-        width = max(len(rows[i]) for i in chosen)
-        pad = tokenizer.pad_token_id
-        input_ids = torch.tensor([rows[i] + [pad] * (width - len(rows[i])) for i in chosen])
-        label_ids = torch.tensor([labels[i] + [IGNORE] * (width - len(labels[i])) for i in chosen])
-        batches.append((input_ids, label_ids))
-    return [batches[i] for i in rng.permutation(len(batches))]
+        samples.append((prompt + completion, [IGNORE] * len(prompt) + completion))
+    rows: list[list[tuple[list[int], list[int]]]] = []
+    free: list[int] = []
+    for sample in sorted(samples, key=lambda s: -len(s[0])):  # first-fit decreasing
+        if len(sample[0]) > row_tokens:
+            raise ValueError(f"model.max_positions: a {len(sample[0])}-token sample does not fit rows of {row_tokens}")
+        slot = next((i for i, room in enumerate(free) if room >= len(sample[0])), None)
+        if slot is None:
+            rows.append([])
+            free.append(row_tokens)
+            slot = len(rows) - 1
+        rows[slot].append(sample)
+        free[slot] -= len(sample[0])
+    pad = tokenizer.pad_token_id
+    input_ids, positions, labels = [], [], []
+    for row, room in zip(rows, free):
+        input_ids.append([t for ids, _ in row for t in ids] + [pad] * room)
+        positions.append([p for ids, _ in row for p in range(len(ids))] + list(range(room)))
+        labels.append([t for _, lab in row for t in lab] + [IGNORE] * room)
+    return {"input_ids": torch.tensor(input_ids), "position_ids": torch.tensor(positions),
+            "labels": torch.tensor(labels)}
 
 
 def learning_rate(step: int, peak: float, warmup: int, total: int, min_ratio: float) -> float:
@@ -130,12 +143,10 @@ def train_base_model(config: Config, task: ChainArithmetic, folder: Path) -> Non
         lr = learning_rate(step, settings.lr, settings.warmup_steps, settings.steps, settings.min_lr_ratio)
         for group in optimizer.param_groups:
             group["lr"] = lr
-        if step % BATCHES_PER_DRAW == 0 or step == start:
-            draw = step // BATCHES_PER_DRAW
-            batches = teacher_batches(task, tokenizer, settings.batch_size, BATCHES_PER_DRAW,
-                                      np.random.default_rng([config.system.seed, draw]))
-        input_ids, labels = batches[step % BATCHES_PER_DRAW]
-        loss = model(input_ids=input_ids, labels=labels).loss
+        batch = teacher_batch(task, tokenizer, settings.batch_size, np.random.default_rng([config.system.seed, step]),
+                              row_tokens=config.model.max_positions)
+        # No KV cache: with one, transformers would not see the packing in position_ids.
+        loss = model(**batch, use_cache=False).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()

@@ -50,7 +50,7 @@ class ModelConfig:
     num_layers: int = option(3, "transformer blocks", low=1)
     num_heads: int = option(4, "attention heads (must divide hidden_size)", low=1)
     intermediate_size: int = option(288, "MLP width", low=8)
-    max_positions: int = option(160, "longest sequence in tokens (prompt + completion)", low=16)
+    max_positions: int = option(128, "longest sequence in tokens (prompt + completion)", low=16)
 
     def __post_init__(self) -> None:
         if self.hidden_size % self.num_heads:
@@ -64,11 +64,11 @@ class TaskConfig:
     """Which problem family, and its knobs (each family reads its own fields)."""
 
     family: str = option("chain", "problem family", choices=("chain", "math-file"))
-    min_ops: int = option(1, "chain: fewest operations per problem", low=1)
-    max_ops: int = option(12, "chain: most operations per problem", low=1, high=26)
+    min_ops: int = option(2, "chain: fewest operations per problem", low=1)
+    max_ops: int = option(10, "chain: most operations per problem", low=1, high=26)
     max_carries: int = option(5, "chain: most carry/borrow steps per problem", low=0)
     max_value: int = option(99, "chain: largest running value on the correct path", low=9)
-    slip_carry: float = option(0.45, "chain: teacher's slip probability on a carry/borrow step", low=0.0, high=0.99)
+    slip_carry: float = option(0.47, "chain: teacher's slip probability on a carry/borrow step", low=0.0, high=0.99)
     slip_plain: float = option(0.02, "chain: teacher's slip probability on any other step", low=0.0, high=0.99)
     path: str | None = option(None, "math-file: a local .jsonl/.json/.parquet file of problems")
     question_field: str = option("question", "math-file: column holding the problem text")
@@ -89,9 +89,9 @@ class TaskConfig:
 class BaseModelConfig:
     """Supervised training of isobook's own base model on the task's (noisy) teacher."""
 
-    steps: int = option(1500, "optimizer steps", low=1)
+    steps: int = option(1000, "optimizer steps", low=1)
     batch_size: int = option(128, "sequences per step", low=1)
-    lr: float = option(3e-3, "peak learning rate (AdamW)", low=0.0)
+    lr: float = option(5e-3, "peak learning rate (AdamW)", low=0.0)
     warmup_steps: int = option(50, "linear warm-up steps", low=0)
     min_lr_ratio: float = option(0.0, "cosine decay ends at lr * min_lr_ratio", low=0.0, high=1.0)
     weight_decay: float = option(0.0, "AdamW weight decay", low=0.0)
@@ -108,7 +108,7 @@ class SamplingConfig:
     temperature: float = option(0.6, "sampling temperature", low=1e-3)
     top_p: float = option(1.0, "nucleus sampling mass", low=1e-3, high=1.0)
     max_new_tokens: int = option(96, "longest completion in tokens", low=1)
-    batch_rollouts: int = option(1024, "rollouts generated per engine call", low=1)
+    batch_rollouts: int = option(2048, "rollouts generated per engine call", low=1)
 
 
 @dataclass(frozen=True)
@@ -117,11 +117,11 @@ class SetsConfig:
 
     Bins are inclusive intervals of avg@16 under the base model."""
 
-    pool_size: int = option(14000, "problems profiled", low=1)
+    pool_size: int = option(12000, "problems profiled", low=1)
     samples: int = option(16, "samples per problem for avg@k difficulty", low=1)
     xhard_samples: int = option(128, "samples for the extremely-hard test (0 correct of these)", low=1)
     xhard_candidates: int = option(
-        1000, "most problems with 0 correct of `samples` that get the extra xhard samples", low=0
+        200, "most problems with 0 correct of `samples` that get the extra xhard samples", low=0
     )
     validation_size: int = option(300, "validation problems per set (at most half of a small set)", low=1)
     easy: tuple[float, float] = option((0.3, 0.6), "avg@16 range of 'easy'")
@@ -134,7 +134,7 @@ class SetsConfig:
         factory=True,
     )
     stability_problems: int = option(
-        14000, "pool problems also profiled under the earlier checkpoint (0 to skip)", low=0
+        4000, "pool problems also profiled under the earlier checkpoint (0 to skip)", low=0
     )
 
     def __post_init__(self) -> None:

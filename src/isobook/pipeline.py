@@ -4,7 +4,7 @@ Everything lands in ``<outputs>/sets/<sets-id>/`` (a folder named from the confi
 
 * ``profile.parquet``: one row per pool problem with its correct count under the base model
   (and under the earlier checkpoint, and the extra xhard samples where drawn);
-* ``<set>/``: each set as a Hugging Face ``DatasetDict`` (``train``/``validation``),
+* ``<set>/``: each non-empty set as a Hugging Face ``DatasetDict`` (``train``/``validation``),
   loadable with ``datasets.load_from_disk``;
 * ``summary.json``: counts per set, the avg@16 histogram, the share of ``hard`` problems
   with pass@16 > 0, the stability correlation, and the seconds each stage took.
@@ -92,8 +92,13 @@ def prepare_sets(config: Config) -> SetsResult:
     summary = _summary(config, model_path, parameter_count(model), profile, sets, stability, seconds)
     with atomic_folder(folder) as staging:
         profile.to_parquet(staging / "profile.parquet", index=False)
-        for problem_set in sets.values():
-            _dataset_dict(problem_set).save_to_disk(str(staging / problem_set.name))
+        datasets.disable_progress_bars()
+        try:
+            for problem_set in sets.values():
+                if len(problem_set.train):
+                    _dataset_dict(problem_set).save_to_disk(str(staging / problem_set.name))
+        finally:
+            datasets.enable_progress_bars()
         atomic_write_text(staging / "summary.json", json.dumps(summary, indent=2))
     if work.exists():
         shutil.rmtree(work)
@@ -110,7 +115,12 @@ def _pool_table(pool: list[Problem]) -> pd.DataFrame:
 
 def _stability(config: Config, task: Task, pool: list[Problem], profile: pd.DataFrame,
                work: Path) -> dict[str, Any]:
-    """avg@k under the 'shortly before' checkpoint and its Pearson correlation with the final."""
+    """avg@k under the 'shortly before' checkpoint and its Pearson correlation with the final.
+
+    Both profiles draw their samples from the same seeds in the same batches (common random
+    numbers), so the correlation measures how much the checkpoints differ rather than the
+    binomial noise of 16 samples, which alone would cap it near 0.9 on this pool.
+    """
     earlier = earlier_checkpoint_path(config)
     count = min(config.sets.stability_problems, len(pool))
     if config.model.source != "isobook" or count < 2 or not earlier.is_dir():
@@ -144,10 +154,14 @@ def _xhard(config: Config, engine: TorchEngine, task: Task, pool: list[Problem],
 
 
 def _dataset_dict(problem_set: ProblemSet) -> datasets.DatasetDict:
-    """The set as train/validation `datasets`, with fixed fingerprints so bytes are reproducible."""
+    """The set as train/validation `datasets`, with fixed fingerprints so bytes are reproducible.
+
+    An empty split is left out (`datasets` cannot load a saved split with no rows)."""
     splits = {}
     for split_name in ("train", "validation"):
         table = getattr(problem_set, split_name)
+        if table.empty:
+            continue
         arrow = datasets.Dataset.from_pandas(table, preserve_index=False).data
         splits[split_name] = datasets.Dataset(arrow, fingerprint=f"{problem_set.name}-{split_name}")
     return datasets.DatasetDict(splits)

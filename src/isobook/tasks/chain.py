@@ -23,12 +23,16 @@ Why this task (see README, "The default task"):
   a range of lengths spans the whole avg@16 axis, including "almost never but not quite
   never" problems that RL on hard sets needs.
 * **A skill RL can sharpen.** The base model learns from a *noisy teacher*: on a step with
-  a carry (or borrow) the teacher forgets it with probability ``slip_carry`` (answer off by
-  ten, the classic human slip), and on other steps it is off by one with probability
-  ``slip_plain``; the chain then continues from the wrong value, as real reasoning traces
-  do. The base model inherits these slips as calibrated probabilities, so at temperature
-  0.6 each step slips at a known rate that GRPO can push down. A one-shot answer
-  (``7+5-3+8=`` answered ``17``) gave RL nothing to surface in a trial here.
+  a carry or a borrow the teacher mishandles the tens with probability ``slip_carry`` (it
+  forgets the carry of an addition, or borrows twice in a subtraction), and on any other
+  step it is one too low with probability ``slip_plain``; the chain then continues from the
+  wrong value, as real reasoning traces do. Every slip leaves the value *lower*, so slips
+  never cancel and an answer is right only when every step is (with "forgot the borrow",
+  +10, half of all double slips cancelled, and 5-carry problems passed at 0.31 instead
+  of 0.07 in a trial here). The base model inherits these slips as calibrated
+  probabilities, so at temperature 0.6 each carry step slips at a known rate that GRPO
+  can push down. A one-shot answer (``7+5-3+8=`` answered ``17``) gave RL nothing to
+  surface in a trial here.
 * **Difficulty belongs to the problem.** A model that has converged on the teacher's
   distribution slips at the teacher's rates, so per-problem pass rates are stable from one
   checkpoint to the next instead of being checkpoint noise.
@@ -176,9 +180,9 @@ class ChainArithmetic:
             result = exact
             if rng is not None:
                 if carry and rng.random() < self.slip_carry:
-                    result = exact - 10 if op == "+" else exact + 10
+                    result = exact - 10
                 elif not carry and rng.random() < self.slip_plain:
-                    result = exact + (1 if exact == 0 or rng.random() < 0.5 else -1)
+                    result = exact - 1
             steps.append(Step(letter, value, op, operand, result, carry))
             value = result
         return steps
@@ -195,6 +199,6 @@ class ChainArithmetic:
         """
         steps = self.teacher_steps(problem.prompt, rng=None)
         carry_ok = 1.0 - tempered_slip(self.slip_carry, temperature)
-        plain_ok = 1.0 - tempered_slip(self.slip_plain, temperature, alternatives=2)
+        plain_ok = 1.0 - tempered_slip(self.slip_plain, temperature)
         carries = sum(step.carry for step in steps)
         return math.pow(carry_ok, carries) * math.pow(plain_ok, len(steps) - carries)
