@@ -43,11 +43,12 @@ def test_teacher_without_slips_is_right_and_readable() -> None:
 
 
 def test_problems_respect_knobs_and_are_reproducible() -> None:
-    task = ChainArithmetic(min_ops=3, max_ops=5, max_carries=2, max_value=19)
+    task = ChainArithmetic(min_ops=3, max_ops=5, min_carries=1, max_carries=2, max_value=19)
     problems = task.problems(300, seed=7)
     assert [p.prompt for p in problems] == [p.prompt for p in task.problems(300, seed=7)]
     assert {p.meta["ops"] for p in problems} == {3, 4, 5}
-    assert max(p.meta["carries"] for p in problems) <= 2
+    carries = [p.meta["carries"] for p in problems]
+    assert set(carries) == {1, 2} and abs(carries.count(1) - 150) < 30  # drawn uniformly
     for p in problems:
         steps = task.teacher_steps(p.prompt, None)
         assert all(0 <= s.result <= 19 for s in steps)

@@ -33,6 +33,7 @@ def test_overrides_apply_on_top_of_the_file() -> None:
         ("sampling.top_p=1.5", r"sampling.top_p: 1.5 is out of range; allowed: \[0.001, 1.0\]"),
         ("task.family=poetry", r"task.family: 'poetry' is not allowed; allowed: chain, math-file"),
         ("model.num_heads=5", r"model.num_heads: must divide model.hidden_size=96"),
+        ("task.max_carries=11", r"task.max_carries: needs task.min_carries=1 <= max_carries <= task.max_ops=10"),
         ("sets.hard=[0.5, 0.1]", r"sets.hard: needs 0 <= low <= high <= 1"),
         ("sets.mixtures={m: {hard: 0.7}}", r"sets.mixtures.m: fractions must sum to 1"),
         ("sets.mixtures={m: {medium: 1.0}}", r"sets.mixtures.m: unknown set \['medium'\]"),

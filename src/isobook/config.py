@@ -66,7 +66,8 @@ class TaskConfig:
     family: str = option("chain", "problem family", choices=("chain", "math-file"))
     min_ops: int = option(2, "chain: fewest operations per problem", low=1)
     max_ops: int = option(10, "chain: most operations per problem", low=1, high=26)
-    max_carries: int = option(5, "chain: most carry/borrow steps per problem", low=0)
+    min_carries: int = option(1, "chain: fewest carry/borrow steps per problem (drawn uniformly)", low=0)
+    max_carries: int = option(4, "chain: most carry/borrow steps per problem", low=0)
     max_value: int = option(99, "chain: largest running value on the correct path", low=9)
     slip_carry: float = option(0.47, "chain: teacher's slip probability on a carry/borrow step", low=0.0, high=0.99)
     slip_plain: float = option(0.02, "chain: teacher's slip probability on any other step", low=0.0, high=0.99)
@@ -81,6 +82,11 @@ class TaskConfig:
     def __post_init__(self) -> None:
         if self.min_ops > self.max_ops:
             raise ConfigError(f"task.min_ops: must be <= task.max_ops={self.max_ops}, got {self.min_ops}")
+        if not self.min_carries <= self.max_carries <= self.max_ops:
+            raise ConfigError(
+                f"task.max_carries: needs task.min_carries={self.min_carries} <= max_carries <= "
+                f"task.max_ops={self.max_ops}, got {self.max_carries}"
+            )
         if self.family == "math-file" and not self.path:
             raise ConfigError("task.path: required when task.family is 'math-file'")
 
@@ -117,7 +123,7 @@ class SetsConfig:
 
     Bins are inclusive intervals of avg@16 under the base model."""
 
-    pool_size: int = option(12000, "problems profiled", low=1)
+    pool_size: int = option(9000, "problems profiled", low=1)
     samples: int = option(16, "samples per problem for avg@k difficulty", low=1)
     xhard_samples: int = option(128, "samples for the extremely-hard test (0 correct of these)", low=1)
     xhard_candidates: int = option(
@@ -134,7 +140,7 @@ class SetsConfig:
         factory=True,
     )
     stability_problems: int = option(
-        4000, "pool problems also profiled under the earlier checkpoint (0 to skip)", low=0
+        3000, "pool problems also profiled under the earlier checkpoint (0 to skip)", low=0
     )
 
     def __post_init__(self) -> None:

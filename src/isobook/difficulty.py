@@ -1,8 +1,11 @@
 """Difficulty profiling: how many of `samples` rollouts solve each problem under a model.
 
-Work is done in chunks of problems; every finished chunk is saved at once, so a killed
-profile resumes where it stopped. Sampling in chunk ``i`` is seeded from ``(seed, i)``:
-the same model, problems and seed give the same counts, resumed or not.
+Problems are taken in blocks of `block` (in the order given); within a block they are
+sorted by prompt length, so each engine call holds problems of one length and finishes
+together. Work is done in chunks; every finished chunk is saved at once, so a killed
+profile resumes where it stopped. Chunk ``c`` of block ``b`` is seeded from
+``(seed, b, c)``: the same model, problems and seed give the same counts, resumed or not,
+and two models profiled on the same first block draw the same random numbers there.
 """
 
 from __future__ import annotations
@@ -21,30 +24,39 @@ from isobook.tasks import Problem, Task
 
 
 def profile_problems(engine: RolloutEngine, task: Task, problems: list[Problem], samples: int,
-                     sampling: SamplingConfig, seed: int, work_dir: Path, desc: str) -> pd.DataFrame:
-    """Correct counts per problem: columns ``id``, ``correct``, ``samples``, ``tokens``.
-
-    ``tokens`` is the mean completion length in tokens over the samples.
-    """
+                     sampling: SamplingConfig, seed: int, work_dir: Path, desc: str,
+                     block: int) -> pd.DataFrame:
+    """Correct counts per problem, in the order given: columns ``id``, ``correct``,
+    ``samples``, ``tokens`` (mean completion length in tokens over the samples)."""
     chunk = max(1, sampling.batch_rollouts // samples) * 4
-    starts = range(0, len(problems), chunk)
-    frames = []
+    correct = np.zeros(len(problems), dtype=np.int64)
+    tokens = np.zeros(len(problems), dtype=np.float64)
     with tqdm(total=len(problems) * samples, desc=desc, unit="rollout", unit_scale=True) as progress:
-        for index, start in enumerate(starts):
-            part_file = work_dir / f"chunk-{index:05d}.parquet"
-            part = problems[start : start + chunk]
-            if part_file.is_file():
-                frames.append(pd.read_parquet(part_file))
-            else:
-                torch.manual_seed(int(np.random.default_rng([seed, index]).integers(2**62)))
-                rollouts = engine.generate([p.prompt for p in part], samples, sampling)
-                rewards = np.array([task.reward(text, part[i // samples].answer)
-                                    for i, text in enumerate(rollouts.texts)]).reshape(len(part), samples)
-                lengths = rollouts.lengths.numpy().reshape(len(part), samples)
-                frame = pd.DataFrame({"id": [p.id for p in part], "correct": (rewards > 0).sum(1),
-                                      "samples": samples, "tokens": lengths.mean(1)})
-                atomic_write_parquet(frame, part_file)
-                frames.append(frame)
-            progress.update(len(part) * samples)
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
-        columns=["id", "correct", "samples", "tokens"])
+        for block_index, block_start in enumerate(range(0, len(problems), block)):
+            members = range(block_start, min(block_start + block, len(problems)))
+            ordered = sorted(members, key=lambda i: len(problems[i].prompt))
+            for chunk_index, chunk_start in enumerate(range(0, len(ordered), chunk)):
+                indices = ordered[chunk_start : chunk_start + chunk]
+                part_file = work_dir / f"block-{block_index:04d}-chunk-{chunk_index:04d}.parquet"
+                if part_file.is_file():
+                    frame = pd.read_parquet(part_file)
+                else:
+                    generator_seed = np.random.default_rng([seed, block_index, chunk_index]).integers(2**62)
+                    torch.manual_seed(int(generator_seed))
+                    frame = _count_correct(engine, task, [problems[i] for i in indices], samples, sampling)
+                    atomic_write_parquet(frame, part_file)
+                correct[indices] = frame["correct"].to_numpy()
+                tokens[indices] = frame["tokens"].to_numpy()
+                progress.update(len(indices) * samples)
+    return pd.DataFrame({"id": [p.id for p in problems], "correct": correct, "samples": samples,
+                         "tokens": tokens})
+
+
+def _count_correct(engine: RolloutEngine, task: Task, part: list[Problem], samples: int,
+                   sampling: SamplingConfig) -> pd.DataFrame:
+    rollouts = engine.generate([p.prompt for p in part], samples, sampling)
+    rewards = np.array([task.reward(text, part[i // samples].answer)
+                        for i, text in enumerate(rollouts.texts)]).reshape(len(part), samples)
+    lengths = rollouts.lengths.numpy().reshape(len(part), samples)
+    return pd.DataFrame({"id": [p.id for p in part], "correct": (rewards > 0).sum(1),
+                         "samples": samples, "tokens": lengths.mean(1)})

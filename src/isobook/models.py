@@ -30,7 +30,8 @@ def build_qwen2(config: ModelConfig, tokenizer: PreTrainedTokenizerBase, seed: i
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
-        # Eager attention decodes faster than SDPA at this size on CPU (measured in the README).
+        # Rollouts use isobook's own decode loop; eager attention is what packed training
+        # (block-diagonal masks from position_ids) is tested with in tests/test_base_model.py.
         attn_implementation="eager",
     )
     return Qwen2ForCausalLM(qwen_config)

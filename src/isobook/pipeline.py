@@ -77,7 +77,7 @@ def prepare_sets(config: Config) -> SetsResult:
 
     began = time.perf_counter()
     counts = profile_problems(engine, task, pool, s.samples, config.sampling, config.system.seed,
-                              work / "final", desc="profile avg@16")
+                              work / "final", desc="profile avg@16", block=_block(config))
     profile["correct"], profile["samples"], profile["tokens"] = counts["correct"], s.samples, counts["tokens"]
     seconds["profile"] = time.perf_counter() - began
 
@@ -87,6 +87,7 @@ def prepare_sets(config: Config) -> SetsResult:
     began = time.perf_counter()
     _xhard(config, engine, task, pool, profile, work)
     seconds["xhard"] = time.perf_counter() - began
+    seconds["total"] = sum(seconds.values())
 
     sets = build_sets(profile, s, config.system.seed)
     summary = _summary(config, model_path, parameter_count(model), profile, sets, stability, seconds)
@@ -105,6 +106,12 @@ def prepare_sets(config: Config) -> SetsResult:
     return SetsResult(folder, summary, cached=False)
 
 
+def _block(config: Config) -> int:
+    """Profiling block size: the stability sample is exactly the first block, so the final
+    and the earlier model see the same random numbers on it."""
+    return config.sets.stability_problems or config.sets.pool_size
+
+
 def _pool_table(pool: list[Problem]) -> pd.DataFrame:
     table = pd.DataFrame({"id": [p.id for p in pool], "prompt": [p.prompt for p in pool],
                           "answer": [p.answer for p in pool]})
@@ -117,9 +124,10 @@ def _stability(config: Config, task: Task, pool: list[Problem], profile: pd.Data
                work: Path) -> dict[str, Any]:
     """avg@k under the 'shortly before' checkpoint and its Pearson correlation with the final.
 
-    Both profiles draw their samples from the same seeds in the same batches (common random
-    numbers), so the correlation measures how much the checkpoints differ rather than the
-    binomial noise of 16 samples, which alone would cap it near 0.9 on this pool.
+    The sample is the pool's first block, which both profiles split into the same batches
+    with the same seeds (common random numbers), so the correlation measures how much the
+    checkpoints differ rather than the binomial noise of 16 samples, which alone would cap
+    it near 0.9 on this pool.
     """
     earlier = earlier_checkpoint_path(config)
     count = min(config.sets.stability_problems, len(pool))
@@ -129,7 +137,8 @@ def _stability(config: Config, task: Task, pool: list[Problem], profile: pd.Data
     model, tokenizer = load_causal_lm(earlier)
     engine = TorchEngine(model.eval(), tokenizer, config.sampling.batch_rollouts)
     counts = profile_problems(engine, task, pool[:count], config.sets.samples, config.sampling,
-                              config.system.seed, work / "earlier", desc="profile earlier checkpoint")
+                              config.system.seed, work / "earlier", desc="profile earlier checkpoint",
+                              block=_block(config))
     profile["correct_earlier"] = pd.array([*counts["correct"], *[pd.NA] * (len(pool) - count)], dtype="Int64")
     final = profile["correct"].to_numpy()[:count]
     pearson = float(np.corrcoef(final, counts["correct"].to_numpy())[0, 1])
@@ -146,7 +155,8 @@ def _xhard(config: Config, engine: TorchEngine, task: Task, pool: list[Problem],
     if extra <= 0 or len(candidates) == 0:
         return
     counts = profile_problems(engine, task, [pool[i] for i in candidates], extra, config.sampling,
-                              config.system.seed + 1, work / "xhard", desc="profile xhard")
+                              config.system.seed + 1, work / "xhard", desc="profile xhard",
+                              block=len(candidates))
     column = pd.array([pd.NA] * len(pool), dtype="Int64")
     column[candidates] = counts["correct"].to_numpy()
     profile["xhard_correct"] = column

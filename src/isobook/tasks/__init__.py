@@ -11,7 +11,7 @@ from isobook.tasks.math_file import MathFile
 
 _REGISTRY: dict[str, Callable[[TaskConfig], Task]] = {
     "chain": lambda c: ChainArithmetic(
-        min_ops=c.min_ops, max_ops=c.max_ops, max_carries=c.max_carries,
+        min_ops=c.min_ops, max_ops=c.max_ops, min_carries=c.min_carries, max_carries=c.max_carries,
         max_value=c.max_value, slip_carry=c.slip_carry, slip_plain=c.slip_plain,
     ),
     "math-file": lambda c: MathFile(

@@ -119,16 +119,18 @@ def tempered_slip(probability: float, temperature: float, alternatives: int = 1)
 class ChainArithmetic:
     """The chain-arithmetic family; see the module docstring.
 
-    Fields: `min_ops`/`max_ops` bound the chain length (operations per problem, drawn
-    uniformly); `max_carries` rejects chains with more carry/borrow steps (beyond it a
-    problem is hopeless, and a pool full of hopeless problems wastes profiling); `max_value`
-    caps the running value; `slip_carry`/`slip_plain` are the teacher's per-step slip
-    probabilities on carry/borrow steps and on the others.
+    Fields: a problem's number of carry/borrow steps is drawn uniformly from
+    `min_carries`..`max_carries` (the difficulty: pass rates fall geometrically with it),
+    then its chain length uniformly from `min_ops`..`max_ops` (at least the carries), and
+    chains are drawn until one has exactly that many carries; `max_value` caps the running
+    value; `slip_carry`/`slip_plain` are the teacher's per-step slip probabilities on
+    carry/borrow steps and on the others.
     """
 
-    min_ops: int = 1
-    max_ops: int = 12
-    max_carries: int = 7
+    min_ops: int = 2
+    max_ops: int = 10
+    min_carries: int = 1
+    max_carries: int = 4
     max_value: int = 99
     slip_carry: float = 0.45
     slip_plain: float = 0.02
@@ -139,13 +141,13 @@ class ChainArithmetic:
         return [self._problem(rng, f"chain-{seed}-{i}") for i in range(count)]
 
     def _problem(self, rng: np.random.Generator, problem_id: str) -> Problem:
+        carries = int(rng.integers(self.min_carries, self.max_carries + 1))
         while True:
-            problem = self._draw(rng, problem_id)
-            if problem.meta["carries"] <= self.max_carries:
+            problem = self._draw(rng, problem_id, int(rng.integers(max(self.min_ops, carries), self.max_ops + 1)))
+            if problem.meta["carries"] == carries:
                 return problem
 
-    def _draw(self, rng: np.random.Generator, problem_id: str) -> Problem:
-        ops = int(rng.integers(self.min_ops, self.max_ops + 1))
+    def _draw(self, rng: np.random.Generator, problem_id: str, ops: int) -> Problem:
         value = int(rng.integers(1, 10))
         prompt = [str(value)]
         carries = 0
