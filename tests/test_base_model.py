@@ -15,7 +15,7 @@ def test_packed_rows_give_each_sample_its_own_logits() -> None:
     tokenizer = build_char_tokenizer()
     model = build_qwen2(ModelConfig(hidden_size=32, num_layers=2, num_heads=2, intermediate_size=64),
                         tokenizer, seed=0).eval()
-    batch = teacher_batch(ChainArithmetic(max_ops=4), tokenizer, 12, np.random.default_rng(0), row_tokens=64)
+    batch = teacher_batch(ChainArithmetic(max_ops=4, max_carries=2), tokenizer, 12, np.random.default_rng(0), row_tokens=64)
     assert batch["input_ids"].shape[1] == 64 and batch["input_ids"].shape[0] < 12
     with torch.no_grad():
         packed = model(input_ids=batch["input_ids"], position_ids=batch["position_ids"], use_cache=False).logits
@@ -36,7 +36,7 @@ def test_packed_rows_give_each_sample_its_own_logits() -> None:
 
 def test_only_completions_carry_loss() -> None:
     tokenizer = build_char_tokenizer()
-    batch = teacher_batch(ChainArithmetic(max_ops=3), tokenizer, 8, np.random.default_rng(1), row_tokens=48)
+    batch = teacher_batch(ChainArithmetic(max_ops=3, max_carries=2), tokenizer, 8, np.random.default_rng(1), row_tokens=48)
     for ids, labels in zip(batch["input_ids"], batch["labels"]):
         text = tokenizer.decode([t for t, lab in zip(ids.tolist(), labels.tolist()) if lab != IGNORE])
         # every supervised stretch is a worked answer closed by <eos>

@@ -41,8 +41,8 @@ def test_sets_follow_the_rules_and_match_the_summary(built) -> None:
     easy = datasets.load_from_disk(str(built.folder / "easy"))["train"].to_pandas()
     assert easy["correct"].between(5, 9).all()  # avg@16 in [0.3, 0.6]
     hard = datasets.load_from_disk(str(built.folder / "hard"))
-    assert max(hard["train"]["correct"] + hard["validation"]["correct"]) <= 1
-    hard_rows = hard["train"]["correct"] + hard["validation"]["correct"]
+    hard_rows = list(hard["train"]["correct"]) + list(hard["validation"]["correct"])
+    assert max(hard_rows) <= 1
     assert summary["hard_pass_at_k_positive"] == pytest.approx(sum(c > 0 for c in hard_rows) / len(hard_rows), abs=1e-4)
     assert summary["stability"]["problems"] == 400 and -1 <= summary["stability"]["pearson"] <= 1
     assert summary["rollouts"] >= 2 * 400 * 16
@@ -72,16 +72,16 @@ def test_an_interrupted_base_model_resumes_to_the_same_weights(tmp_path: Path, m
     config = smoke(tmp_path / "killed")
     real_rate = base_model.learning_rate
 
-    def crash_at_step_20(step: int, *args: float) -> float:
-        if step == 20:
+    def crash_at_step_250(step: int, *args: float) -> float:
+        if step == 250:
             raise KeyboardInterrupt("simulated kill")
         return real_rate(step, *args)
 
-    monkeypatch.setattr(base_model, "learning_rate", crash_at_step_20)
+    monkeypatch.setattr(base_model, "learning_rate", crash_at_step_250)
     with pytest.raises(KeyboardInterrupt):
         base_model.ensure_base_model(config)
     partial = base_model.base_model_path(config).with_name(base_model.base_model_path(config).name + ".partial")
-    assert torch.load(partial / "state.pt", weights_only=False)["step"] == 16
+    assert torch.load(partial / "state.pt", weights_only=False)["step"] == 200
     monkeypatch.setattr(base_model, "learning_rate", real_rate)
     resumed = base_model.ensure_base_model(config)
     assert not partial.exists()
@@ -89,7 +89,7 @@ def test_an_interrupted_base_model_resumes_to_the_same_weights(tmp_path: Path, m
     assert whole.keys() == again.keys()
     for name in whole:
         assert torch.equal(whole[name], again[name]), name
-    assert (resumed / "checkpoint-40" / "config.json").is_file()
+    assert (resumed / "checkpoint-570" / "config.json").is_file()
 
 
 def test_cli_reports_config_errors_with_the_field(capsys: pytest.CaptureFixture[str]) -> None:

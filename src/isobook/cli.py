@@ -35,12 +35,12 @@ def main(argv: list[str] | None = None) -> int:
     began = time.perf_counter()
     if args.command == "base-model":
         path = ensure_base_model(config)
-        print(f"base model: {path} ({time.perf_counter() - began:.1f} s)")
+        print(f"base model: {path.resolve()} ({time.perf_counter() - began:.1f} s)")
     else:
         result = prepare_sets(config)
         print_sets_summary(result.summary)
         state = "reused" if result.cached else "built"
-        print(f"sets {state} in {time.perf_counter() - began:.1f} s: {result.folder}")
+        print(f"sets {state} in {time.perf_counter() - began:.1f} s: {result.folder.resolve()}")
     return 0
 
 

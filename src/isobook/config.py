@@ -123,7 +123,7 @@ class SetsConfig:
 
     Bins are inclusive intervals of avg@16 under the base model."""
 
-    pool_size: int = option(9000, "problems profiled", low=1)
+    pool_size: int = option(10000, "problems profiled", low=1)
     samples: int = option(16, "samples per problem for avg@k difficulty", low=1)
     xhard_samples: int = option(128, "samples for the extremely-hard test (0 correct of these)", low=1)
     xhard_candidates: int = option(

@@ -11,6 +11,7 @@ from rich.table import Table
 def print_sets_summary(summary: dict[str, Any], console: Console | None = None) -> None:
     """The set sizes, the avg@k histogram (paper Figure 2) and the headline checks."""
     console = console or Console()
+    console.print(f"base model: {summary['base_model']} ({summary['parameters']:,} parameters)")
     sets = Table(title=f"Problem sets ({summary['pool_size']} pool problems, avg@{summary['samples']})")
     for column in ("set", "train", "validation"):
         sets.add_column(column, justify="left" if column == "set" else "right")

@@ -136,6 +136,13 @@ class ChainArithmetic:
     slip_plain: float = 0.02
     name: str = "chain"
 
+    def __post_init__(self) -> None:
+        if not 0 <= self.min_carries <= self.max_carries <= self.max_ops or self.min_ops > self.max_ops:
+            raise ValueError(
+                f"chain task: needs min_ops <= max_ops and 0 <= min_carries <= max_carries <= max_ops, got "
+                f"ops {self.min_ops}..{self.max_ops}, carries {self.min_carries}..{self.max_carries}"
+            )
+
     def problems(self, count: int, seed: int) -> list[Problem]:
         rng = np.random.default_rng(seed)
         return [self._problem(rng, f"chain-{seed}-{i}") for i in range(count)]
