@@ -30,6 +30,7 @@ import torch
 from isobook.base_model import base_model_id, earlier_checkpoint_path, ensure_base_model
 from isobook.config import Config, fingerprint
 from isobook.difficulty import profile_problems
+from isobook.metrics import best_at_k
 from isobook.models import load_causal_lm, parameter_count
 from isobook.problem_sets import ProblemSet, build_sets, histogram
 from isobook.rollout import TorchEngine
@@ -191,7 +192,8 @@ def _summary(config: Config, model_path: Path, parameters: int, profile: pd.Data
         "samples": config.sets.samples,
         "sets": {name: {"train": len(s.train), "validation": len(s.validation)} for name, s in sets.items()},
         "histogram": histogram(profile)[["correct", "problems"]].to_dict(orient="list"),
-        "hard_pass_at_k_positive": round(float((hard["correct"] > 0).mean()), 4) if len(hard) else None,
+        "hard_pass_at_k_positive": (round(float(best_at_k(hard["correct"], config.sets.samples,
+                                                          config.sets.samples).mean()), 4) if len(hard) else None),
         "mean_completion_tokens": round(float(profile["tokens"].mean()), 2),
         "stability": stability,
         "rollouts": rollouts,
