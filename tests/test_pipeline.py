@@ -52,7 +52,7 @@ def test_a_second_request_reuses_the_sets(built, capsys: pytest.CaptureFixture[s
     outputs = built.folder.parents[1]
     assert main(["sets", "--params", str(SMOKE), f"system.outputs={outputs}"]) == 0
     printed = capsys.readouterr().out
-    assert f"sets reused in" in printed and str(built.folder) in printed
+    assert "sets reused in" in printed and str(built.folder) in printed
     assert "hard problems with pass@16 > 0" in printed
 
 

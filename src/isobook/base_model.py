@@ -26,9 +26,9 @@ import torch
 from tqdm.auto import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from isobook.config import Config, fingerprint
+from isobook.config import BaseModelConfig, Config, fingerprint
 from isobook.models import build_qwen2, parameter_count
-from isobook.storage import atomic_folder, atomic_torch_save, atomic_write_text
+from isobook.storage import atomic_folder, atomic_torch_save
 from isobook.tasks import ChainArithmetic, make_task
 from isobook.tokenizer import build_char_tokenizer
 
@@ -49,10 +49,14 @@ def base_model_path(config: Config) -> Path:
     return Path(config.system.outputs) / "models" / base_model_id(config)
 
 
+def earlier_checkpoint_step(settings: BaseModelConfig) -> int:
+    """The step whose weights are kept as the 'shortly before the end' checkpoint."""
+    return settings.steps - settings.earlier_checkpoint
+
+
 def earlier_checkpoint_path(config: Config) -> Path:
     """The 'shortly before the end' checkpoint inside isobook's own model folder."""
-    step = config.base_model.steps - config.base_model.earlier_checkpoint
-    return base_model_path(config) / f"checkpoint-{step}"
+    return base_model_path(config) / f"checkpoint-{earlier_checkpoint_step(config.base_model)}"
 
 
 def ensure_base_model(config: Config) -> Path:
@@ -81,10 +85,11 @@ def teacher_batch(task: ChainArithmetic, tokenizer: PreTrainedTokenizerBase, siz
     the attention cheap.
     """
     problems = task.problems(size, seed=int(rng.integers(2**31)))
+    prompts = tokenizer([p.prompt for p in problems])["input_ids"]  # each starts with <bos>
+    completions = tokenizer([task.teacher_completion(p.prompt, rng) for p in problems],
+                            add_special_tokens=False)["input_ids"]
     samples = []
-    for problem in problems:
-        prompt = tokenizer(problem.prompt)["input_ids"]  # starts with <bos>
-        completion = tokenizer(task.teacher_completion(problem.prompt, rng), add_special_tokens=False)["input_ids"]
+    for prompt, completion in zip(prompts, completions):
         completion = completion + [tokenizer.eos_token_id]
         samples.append((prompt + completion, [IGNORE] * len(prompt) + completion))
     rows: list[list[tuple[list[int], list[int]]]] = []
@@ -132,7 +137,7 @@ def train_base_model(config: Config, task: ChainArithmetic, folder: Path) -> Non
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         start, losses = state["step"], state["losses"]
-    earlier_step = settings.steps - settings.earlier_checkpoint
+    earlier_step = earlier_checkpoint_step(settings)
     began = time.perf_counter()
     model.train()
     progress = tqdm(range(start, settings.steps), initial=start, total=settings.steps,
@@ -161,7 +166,7 @@ def train_base_model(config: Config, task: ChainArithmetic, folder: Path) -> Non
         earlier = partial / f"checkpoint-{earlier_step}"
         if earlier.is_dir():
             earlier.rename(staging / earlier.name)
-        atomic_write_text(staging / "training_log.json", _training_log(losses, time.perf_counter() - began, start))
+        (staging / "training_log.json").write_text(_training_log(losses, time.perf_counter() - began, start))
     if partial.exists():
         shutil.rmtree(partial)
 

@@ -34,7 +34,7 @@ from isobook.metrics import best_at_k
 from isobook.models import load_causal_lm, parameter_count
 from isobook.problem_sets import ProblemSet, build_sets, histogram
 from isobook.rollout import TorchEngine
-from isobook.storage import atomic_folder, atomic_write_text
+from isobook.storage import atomic_folder
 from isobook.tasks import Problem, Task, make_task
 
 POOL_SEED_OFFSET = 1_000_003  # keeps pool problems apart from the base model's training draws
@@ -82,8 +82,9 @@ def prepare_sets(config: Config) -> SetsResult:
     profile["correct"], profile["samples"], profile["tokens"] = counts["correct"], s.samples, counts["tokens"]
     seconds["profile"] = time.perf_counter() - began
 
+    began = time.perf_counter()
     stability = _stability(config, task, pool, profile, work)
-    seconds["stability"] = stability.pop("seconds", 0.0)
+    seconds["stability"] = time.perf_counter() - began
 
     began = time.perf_counter()
     _xhard(config, engine, task, pool, profile, work)
@@ -101,7 +102,7 @@ def prepare_sets(config: Config) -> SetsResult:
                     _dataset_dict(problem_set).save_to_disk(str(staging / problem_set.name))
         finally:
             datasets.enable_progress_bars()
-        atomic_write_text(staging / "summary.json", json.dumps(summary, indent=2))
+        (staging / "summary.json").write_text(json.dumps(summary, indent=2))
     if work.exists():
         shutil.rmtree(work)
     return SetsResult(folder, summary, cached=False)
@@ -134,7 +135,6 @@ def _stability(config: Config, task: Task, pool: list[Problem], profile: pd.Data
     count = min(config.sets.stability_problems, len(pool))
     if config.model.source != "isobook" or count < 2 or not earlier.is_dir():
         return {"problems": 0}
-    began = time.perf_counter()
     model, tokenizer = load_causal_lm(earlier)
     engine = TorchEngine(model.eval(), tokenizer, config.sampling.batch_rollouts)
     counts = profile_problems(engine, task, pool[:count], config.sets.samples, config.sampling,
@@ -143,8 +143,7 @@ def _stability(config: Config, task: Task, pool: list[Problem], profile: pd.Data
     profile["correct_earlier"] = pd.array([*counts["correct"], *[pd.NA] * (len(pool) - count)], dtype="Int64")
     final = profile["correct"].to_numpy()[:count]
     pearson = float(np.corrcoef(final, counts["correct"].to_numpy())[0, 1])
-    return {"problems": count, "checkpoint": earlier.name, "pearson": round(pearson, 4),
-            "seconds": time.perf_counter() - began}
+    return {"problems": count, "checkpoint": earlier.name, "pearson": round(pearson, 4)}
 
 
 def _xhard(config: Config, engine: TorchEngine, task: Task, pool: list[Problem], profile: pd.DataFrame,

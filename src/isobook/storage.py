@@ -13,16 +13,6 @@ import pandas as pd
 import torch
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file renamed over it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", delete=False) as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(handle.name, path)
-
-
 def atomic_torch_save(obj: object, path: Path) -> None:
     """`torch.save` to `path` atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -26,7 +26,7 @@ class TorchEngine:
 
     @torch.no_grad()
     def generate(self, prompts: list[str], n: int, sampling: SamplingConfig) -> Rollouts:
-        encoded = [self.tokenizer(p)["input_ids"] for p in prompts]
+        encoded = self.tokenizer(prompts)["input_ids"]
         order = sorted(range(len(prompts)), key=lambda i: len(encoded[i]))
         prompts_per_call = max(1, self.batch_rollouts // n)
         parts: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
@@ -40,7 +40,7 @@ class TorchEngine:
         completion_ids = torch.cat([_pad_right(parts[i][0], width, pad) for i in range(len(prompts))])
         logprobs = torch.cat([_pad_right(parts[i][1], width, 0.0) for i in range(len(prompts))])
         mask = _completion_mask(completion_ids, self.tokenizer.eos_token_id, pad)
-        texts = self.tokenizer.batch_decode(completion_ids * mask.long() + pad * (1 - mask.long()), skip_special_tokens=True)
+        texts = self.tokenizer.batch_decode(completion_ids.masked_fill(mask == 0, pad), skip_special_tokens=True)
         return Rollouts(n=n, completion_ids=completion_ids, completion_mask=mask, logprobs=torch.where(mask > 0, logprobs, 0.0), texts=texts)
 
     def _sample(self, prompt_ids: list[list[int]], n: int, sampling: SamplingConfig) -> tuple[torch.Tensor, torch.Tensor]:

@@ -9,7 +9,6 @@ answer equivalent to the reference.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
