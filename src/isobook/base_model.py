@@ -79,10 +79,10 @@ def teacher_batch(task: ChainArithmetic, tokenizer: PreTrainedTokenizerBase, siz
     Positions restart at 0 for every sample, which transformers turns into a
     block-diagonal causal mask (no attention across samples); prompt tokens and the
     padding at a row's end carry no loss. Packing instead of padding each sample to the
-    longest one in the batch (8 to 130 tokens here) fills rows to ~97% and made a step
-    2x faster, without the biased gradients of batches sorted by length (which learnt
-    markedly slower per step in a trial here). Rows as long as ``model.max_positions`` keep
-    the attention cheap.
+    longest one in the batch (8 to 130 tokens here) fills rows to ~97% and made a
+    128-sample step 1.5x faster (0.36 s against 0.55 s, measured alone), without the
+    biased gradients of batches sorted by length (which learnt markedly slower per step
+    in a trial here). Rows as long as ``model.max_positions`` keep the attention cheap.
     """
     problems = task.problems(size, seed=int(rng.integers(2**31)))
     prompts = tokenizer([p.prompt for p in problems])["input_ids"]  # each starts with <bos>
