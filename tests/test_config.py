@@ -38,8 +38,14 @@ def test_overrides_apply_on_top_of_the_file() -> None:
         ("sets.mixtures={m: {hard: 0.7}}", r"sets.mixtures.m: fractions must sum to 1"),
         ("sets.mixtures={m: {medium: 1.0}}", r"sets.mixtures.m: unknown set \['medium'\]"),
         ("task.family=math-file", r"task.path: required"),
-        ("nonsense=1", r"nonsense: unknown field; allowed: base_model, model"),
+        ("nonsense=1", r"nonsense: unknown field; allowed: base_model, evaluation, model"),
         ("pool_size", r"expected key=value"),
+        ("train.set=medium", r"train.set: 'medium' is not a problem set; allowed: easy, hard, veryeasy, xhard, mix-dual"),
+        ("train.n_train=9", r"train.n_train: must be <= train.rollouts_per_problem=8, got 9"),
+        ("recipe.lr_scaling=cubic", r"recipe.lr_scaling: 'cubic' is not allowed; allowed: constant, linear, sqrt"),
+        ("recipe.zero_variance=some", r"recipe.zero_variance: 'some' is not allowed; allowed: off, all, regularisers"),
+        ("evaluation.samples=2", r"evaluation.samples: must be >= evaluation.k=4, got 2"),
+        ("evaluation.train_pass_rollouts=[0, x]", r"evaluation.train_pass_rollouts\[1\]: expected int, got 'x'"),
     ],
 )
 def test_bad_values_fail_naming_the_field(override: str, message: str) -> None:

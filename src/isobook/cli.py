@@ -2,6 +2,7 @@
 
     isobook base-model --params params/cpu.yaml            # build or reuse the base model
     isobook sets --params params/cpu.yaml sets.pool_size=4000   # base model + problem sets
+    isobook train --params params/cpu.yaml train.set=hard train.batch_problems=16 train.budget=40960
 
 Any ``section.field=value`` after the command overrides the params file.
 """
@@ -15,14 +16,16 @@ import time
 from isobook.base_model import ensure_base_model
 from isobook.config import ConfigError, load_config
 from isobook.pipeline import prepare_sets
-from isobook.report import print_sets_summary
+from isobook.report import print_run_summary, print_sets_summary
+from isobook.runs import run_grpo
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="isobook", description="Compute-optimal GRPO experiments.")
     commands = parser.add_subparsers(dest="command", required=True)
     for name, text in (("base-model", "build (or reuse) the base model"),
-                       ("sets", "build the base model, profile a pool, write the problem sets")):
+                       ("sets", "build the base model, profile a pool, write the problem sets"),
+                       ("train", "one GRPO run (reused, resumed or extended from the run store)")):
         command = commands.add_parser(name, help=text)
         command.add_argument("--params", help="YAML params file (e.g. params/cpu.yaml)")
         command.add_argument("overrides", nargs="*", help="section.field=value overrides")
@@ -36,6 +39,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "base-model":
         path = ensure_base_model(config)
         print(f"base model: {path.resolve()} ({time.perf_counter() - began:.1f} s)")
+    elif args.command == "train":
+        run = run_grpo(config)
+        print_run_summary(run, config.evaluation.k)
+        print(f"run {run.status} ({run.updates_made} updates in {time.perf_counter() - began:.1f} s): "
+              f"{run.folder.resolve()}")
+        return 0 if run.status == "finished" else 1
     else:
         result = prepare_sets(config)
         print_sets_summary(result.summary)

@@ -7,7 +7,9 @@ range raises `ConfigError` naming the field and what it allows.
 
 Sections: ``model`` (which base model), ``task`` (which problem family), ``base_model``
 (how isobook trains its own base model), ``sampling`` (rollout decoding), ``sets``
-(difficulty profiling and the problem sets), ``system`` (seed, threads, output folder).
+(difficulty profiling and the problem sets), ``train`` (one GRPO run: set, B_p, n,
+budget), ``recipe`` (the loss and optimizer), ``evaluation`` (what is measured when),
+``system`` (seed, threads, output folder).
 """
 
 from __future__ import annotations
@@ -159,6 +161,92 @@ class SetsConfig:
 
 
 @dataclass(frozen=True)
+class TrainConfig:
+    """One GRPO run: which problem set, how the batch is shaped, how much compute.
+
+    Compute is counted in rollouts (paper: ``C = B_p * n * M``); the run makes
+    ``M = budget // (B_p * n)`` updates. The budget is not part of a run's identity:
+    asking for more extends a finished run instead of starting over."""
+
+    set: str = option("easy", "problem set to train on (a set built by `isobook sets`)")
+    batch_problems: int = option(32, "B_p: distinct problems per batch", low=1)
+    rollouts_per_problem: int = option(8, "n: rollouts per problem (GRPO group size)", low=2)
+    budget: int = option(20480, "rollouts to spend in all (C); steps M = budget // (B_p * n)", low=1)
+    n_train: int | None = option(
+        None, "decoupled baseline (paper App. C): train on a random n_train of the n rollouts "
+        "(baseline from all n); None trains on all", low=1)
+
+    def __post_init__(self) -> None:
+        if self.n_train is not None and self.n_train > self.rollouts_per_problem:
+            raise ConfigError(f"train.n_train: must be <= train.rollouts_per_problem="
+                              f"{self.rollouts_per_problem}, got {self.n_train}")
+
+    @property
+    def batch_rollouts(self) -> int:
+        """B = B_p * n, rollouts sampled per update."""
+        return self.batch_problems * self.rollouts_per_problem
+
+    @property
+    def steps(self) -> int:
+        """M, the number of updates the budget buys."""
+        return self.budget // self.batch_rollouts
+
+
+@dataclass(frozen=True)
+class RecipeConfig:
+    """The loss and optimizer (the paper's healthy recipe, digest section 4).
+
+    ``regularisers: auto`` applies the paper's presets: KL + entropy on easy and very easy
+    sets, neither on hard, extremely hard and mixture sets. The learning rate is
+    ``base_lr`` at ``reference_batch`` rollouts per update, scaled to B = B_p * n by
+    ``lr_scaling``, after ``warmup_steps`` of linear warm-up, then constant (AdamW)."""
+
+    regularisers: str = option("auto", "KL + entropy terms: auto (by set), on, off",
+                               choices=("auto", "on", "off"))
+    kl: float = option(1e-3, "weight of the k3 KL to the base model when regularisers are on", low=0.0)
+    entropy: float = option(1e-3, "weight of the entropy bonus when regularisers are on", low=0.0)
+    track_kl: bool = option(True, "measure the KL to the base model even when its weight is 0 "
+                            "(one more forward pass per update)")
+    zero_variance: str = option("off", "drop zero-variance groups from: off (none), all (every term), "
+                                "regularisers (KL and entropy only)", choices=("off", "all", "regularisers"))
+    normalize_std: bool = option(True, "divide advantages by the group's reward std")
+    base_lr: float = option(1e-4, "learning rate at reference_batch (our anchor: params/lr-anchor.yaml)", low=0.0)
+    reference_batch: int = option(256, "rollouts per update at which base_lr holds", low=1)
+    lr_scaling: str = option("sqrt", "how the LR follows B: constant, linear, sqrt",
+                             choices=("constant", "linear", "sqrt"))
+    warmup_steps: int = option(10, "linear warm-up updates (paper: 10)", low=0)
+    clip: float = option(0.2, "PPO ratio clip epsilon", low=0.0)
+    tis_cap: float = option(2.0, "truncated importance sampling cap", low=1.0)
+    grad_clip: float = option(1.0, "gradient norm clip (0 turns it off)", low=0.0)
+    weight_decay: float = option(0.0, "AdamW weight decay", low=0.0)
+
+
+@dataclass(frozen=True)
+class EvaluationConfig:
+    """What a run measures and when, on a schedule in rollouts (log-spaced, so one run
+    yields a reward-versus-compute curve). Evaluation points are
+    ``first_rollouts * 2**(i / points_per_doubling)`` for i = 0, 1, ... (plus the base
+    model at 0 and the run's last update); they do not depend on the budget, so a run
+    extended to 2C has the same points as a run asked for 2C at once."""
+
+    k: int = option(4, "k of avg@k, best@k, worst@k", low=1)
+    samples: int = option(4, "samples per validation problem (>= k; unbiased estimators)", low=1)
+    validation_problems: int = option(300, "validation problems used (at most the split's size)", low=1)
+    first_rollouts: int = option(512, "first evaluation point after the base model, in rollouts", low=1)
+    points_per_doubling: int = option(2, "evaluation points per doubling of compute", low=1)
+    train_pass_rollouts: tuple[int, ...] = option(
+        (0, 4096, 16384), "rollout counts at which per-problem pass@1 of the training set is "
+        "measured (the interference histograms)")
+    train_pass_problems: int = option(512, "training problems in that measurement", low=1)
+    train_pass_samples: int = option(8, "samples per training problem for that pass@1", low=1)
+    checkpoint_every: int = option(25, "updates between resumable checkpoints", low=1)
+
+    def __post_init__(self) -> None:
+        if self.samples < self.k:
+            raise ConfigError(f"evaluation.samples: must be >= evaluation.k={self.k}, got {self.samples}")
+
+
+@dataclass(frozen=True)
 class SystemConfig:
     """Where and how work runs."""
 
@@ -176,7 +264,19 @@ class Config:
     base_model: BaseModelConfig = field(default_factory=BaseModelConfig)
     sampling: SamplingConfig = field(default_factory=SamplingConfig)
     sets: SetsConfig = field(default_factory=SetsConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    recipe: RecipeConfig = field(default_factory=RecipeConfig)
+    evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
     system: SystemConfig = field(default_factory=SystemConfig)
+
+    def __post_init__(self) -> None:
+        names = self.set_names()
+        if self.train.set not in names:
+            raise ConfigError(f"train.set: {self.train.set!r} is not a problem set; allowed: {', '.join(names)}")
+
+    def set_names(self) -> tuple[str, ...]:
+        """Every problem set `isobook sets` builds under this config."""
+        return ("easy", "hard", "veryeasy", "xhard", *self.sets.mixtures)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -268,6 +368,10 @@ def _coerce(path: str, hint: Any, value: Any) -> Any:
             return None
         inner = [a for a in args if a is not type(None)]
         return _coerce(path, inner[0], value)
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"{path}: expected a list, got {value!r}")
+        return tuple(_coerce(f"{path}[{i}]", args[0], v) for i, v in enumerate(value))
     if origin is tuple:
         if not isinstance(value, (list, tuple)) or len(value) != len(args):
             raise ConfigError(f"{path}: expected a list of {len(args)} numbers, got {value!r}")

@@ -43,7 +43,7 @@ def profile_problems(engine: RolloutEngine, task: Task, problems: list[Problem],
                 else:
                     generator_seed = np.random.default_rng([seed, block_index, chunk_index]).integers(2**62)
                     torch.manual_seed(int(generator_seed))
-                    frame = _count_correct(engine, task, [problems[i] for i in indices], samples, sampling)
+                    frame = count_correct(engine, task, [problems[i] for i in indices], samples, sampling)
                     atomic_write_parquet(frame, part_file)
                 correct[indices] = frame["correct"].to_numpy()
                 tokens[indices] = frame["tokens"].to_numpy()
@@ -52,8 +52,10 @@ def profile_problems(engine: RolloutEngine, task: Task, problems: list[Problem],
                          "tokens": tokens})
 
 
-def _count_correct(engine: RolloutEngine, task: Task, part: list[Problem], samples: int,
-                   sampling: SamplingConfig) -> pd.DataFrame:
+def count_correct(engine: RolloutEngine, task: Task, part: list[Problem], samples: int,
+                  sampling: SamplingConfig) -> pd.DataFrame:
+    """`samples` rollouts for each problem of `part`: columns ``id``, ``correct``, ``samples``,
+    ``tokens`` (mean completion length). Draws from torch's global generator."""
     rollouts = engine.generate([p.prompt for p in part], samples, sampling)
     rewards = np.array([task.reward(text, part[i // samples].answer)
                         for i, text in enumerate(rollouts.texts)]).reshape(len(part), samples)

@@ -118,11 +118,12 @@ def grpo_loss(logprobs: torch.Tensor, old_logprobs: torch.Tensor, engine_logprob
     policy = _token_mean(tis * policy_tokens, policy_mask)
     loss = policy
 
-    kl = torch.zeros(())
-    if weights.kl and ref_logprobs is not None:
+    kl = torch.full((), float("nan"))  # not measured without the base model's log-probs
+    if ref_logprobs is not None:
         log_ratio = ref_logprobs - logprobs
         kl = _token_mean(torch.exp(log_ratio) - log_ratio - 1.0, regulariser_mask)
-        loss = loss + weights.kl * kl
+        if weights.kl:
+            loss = loss + weights.kl * kl
     mean_entropy = torch.zeros(())
     if entropy is not None:
         mean_entropy = _token_mean(entropy, regulariser_mask)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from isobook.runs import RunResult
 
 
 def print_sets_summary(summary: dict[str, Any], console: Console | None = None) -> None:
@@ -32,3 +35,18 @@ def print_sets_summary(summary: dict[str, Any], console: Console | None = None) 
                       f"{stability['checkpoint']} over {stability['problems']} problems")
     console.print(f"hard problems with pass@{summary['samples']} > 0: {summary['hard_pass_at_k_positive']}")
     console.print(f"seconds: {summary['seconds']}; rollouts: {summary['rollouts']}")
+
+
+def print_run_summary(run: RunResult, k: int, console: Console | None = None) -> None:
+    """The run's evaluation points: validation avg/best/worst@k against rollouts spent."""
+    console = console or Console()
+    columns = ["step", "rollouts", f"val_avg@{k}", f"val_best@{k}", f"val_worst@{k}"]
+    evaluated = run.metrics.dropna(subset=[f"val_avg@{k}"])[columns]
+    table = Table(title=f"{run.folder.name}: validation over training")
+    for column in columns:
+        table.add_column(column, justify="right")
+    for row in evaluated.itertuples(index=False):
+        table.add_row(str(int(row[0])), f"{int(row[1]):,}", *(f"{v:.3f}" for v in row[2:]))
+    console.print(table)
+    if run.reason:
+        console.print(f"[red]stopped: {run.reason}[/red]")

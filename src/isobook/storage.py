@@ -21,6 +21,14 @@ def atomic_torch_save(obj: object, path: Path) -> None:
     os.replace(tmp, path)
 
 
+def atomic_write_text(text: str, path: Path) -> None:
+    """Write `text` to `path` atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
 def atomic_write_parquet(frame: pd.DataFrame, path: Path) -> None:
     """`DataFrame.to_parquet` to `path` atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,61 @@
+"""When a run is evaluated (a schedule in rollouts) and what it measures there.
+
+The schedule is log-spaced in rollouts, ``first * 2**(i / per_doubling)``, so one run yields
+a reward-versus-compute curve with the same density at every scale; each point is taken
+after the first update at which the run has spent at least that many rollouts. Step 0 (the
+base model) and the run's last update are always evaluated. Points do not depend on the
+budget, so extending a run from C to 2C adds exactly the points a 2C run has beyond C
+(when C is itself a point, as powers of two are with the default grid, nothing else differs).
+
+Validation scores use the unbiased avg@k, best@k and worst@k of `samples` >= k draws per
+problem (`metrics`); every evaluation draws with the same seed, so successive points
+differ by the model, not by fresh sampling noise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from isobook.config import EvaluationConfig, SamplingConfig
+from isobook.difficulty import count_correct
+from isobook.metrics import avg_at_k, best_at_k, worst_at_k
+from isobook.rollout import RolloutEngine
+from isobook.tasks import Problem, Task
+
+
+def evaluation_steps(batch_rollouts: int, total_steps: int, settings: EvaluationConfig) -> list[int]:
+    """Update counts (0 = base model) after which a run of `total_steps` updates of
+    `batch_rollouts` rollouts each is evaluated, ascending."""
+    steps = {0, total_steps}
+    index = 0
+    while True:
+        point = round(settings.first_rollouts * 2 ** (index / settings.points_per_doubling))  # rollouts
+        step = -(-point // batch_rollouts)  # first update reaching `point`
+        if step > total_steps:
+            break
+        steps.add(step)
+        index += 1
+    return sorted(steps)
+
+
+def train_pass_steps(batch_rollouts: int, total_steps: int, settings: EvaluationConfig) -> list[int]:
+    """Update counts after which per-problem pass@1 of the training set is measured."""
+    return sorted({-(-rollouts // batch_rollouts) for rollouts in settings.train_pass_rollouts
+                   if -(-rollouts // batch_rollouts) <= total_steps})
+
+
+def correct_counts(engine: RolloutEngine, task: Task, problems: list[Problem], samples: int,
+                   sampling: SamplingConfig, seed: int) -> np.ndarray:
+    """Correct answers out of `samples` per problem, drawn with torch seeded by `seed`. # [problems]"""
+    torch.manual_seed(seed)
+    return count_correct(engine, task, problems, samples, sampling)["correct"].to_numpy()
+
+
+def validation_scores(correct: np.ndarray, samples: int, k: int) -> dict[str, float]:
+    """Set-level ``val_avg@k``, ``val_best@k``, ``val_worst@k`` from per-problem counts."""
+    return {
+        f"val_avg@{k}": float(avg_at_k(correct, samples).mean()),
+        f"val_best@{k}": float(best_at_k(correct, samples, k).mean()),
+        f"val_worst@{k}": float(worst_at_k(correct, samples, k).mean()),
+    }

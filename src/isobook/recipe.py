@@ -1,0 +1,59 @@
+"""The healthy recipe as numbers: loss weights per set and the learning rate per batch size.
+
+Paper (digest section 4): KL + entropy on easy sets, neither on hard sets and mixtures;
+AdamW with linear warm-up then a constant LR, ``base_lr`` at a reference batch scaled to
+the batch B = B_p * n by the square root of B / reference (linear was unstable at large B,
+constant converged slower). The anchor itself is model-specific; isobook's was found with
+the paper's Figure 4 grid and is recorded in ``params/lr-anchor.yaml``.
+"""
+
+from __future__ import annotations
+
+import math
+from enum import Enum
+
+from isobook.config import RecipeConfig
+from isobook.loss import LossWeights, ZeroVarianceFilter
+
+# Sets whose preset carries KL + entropy (paper: easy; very easy is easier still).
+REGULARISED_SETS = ("easy", "veryeasy")
+
+
+class LrScaling(str, Enum):
+    """How the learning rate follows the rollout batch B = B_p * n."""
+
+    CONSTANT = "constant"
+    LINEAR = "linear"
+    SQRT = "sqrt"
+
+
+def scaled_lr(base_lr: float, reference_batch: int, batch: int, rule: LrScaling) -> float:
+    """The peak learning rate at `batch` rollouts per update."""
+    ratio = batch / reference_batch
+    factor = {LrScaling.CONSTANT: 1.0, LrScaling.LINEAR: ratio, LrScaling.SQRT: math.sqrt(ratio)}[rule]
+    return base_lr * factor
+
+
+def lr_at(step: int, peak: float, warmup_steps: int) -> float:
+    """Linear warm-up over `warmup_steps` updates (step 0 gets peak / warmup), then `peak`.
+
+    Constant afterwards, so the schedule does not depend on the budget and a run extended
+    to a larger budget follows the same learning rates as one asked for it at once."""
+    if step < warmup_steps:
+        return peak * (step + 1) / warmup_steps
+    return peak
+
+
+def regularised(recipe: RecipeConfig, set_name: str) -> bool:
+    """Whether KL + entropy are on for a run on `set_name`."""
+    if recipe.regularisers == "auto":
+        return set_name in REGULARISED_SETS
+    return recipe.regularisers == "on"
+
+
+def loss_weights(recipe: RecipeConfig, set_name: str) -> LossWeights:
+    """The loss coefficients a run on `set_name` uses under `recipe`."""
+    on = regularised(recipe, set_name)
+    return LossWeights(clip=recipe.clip, tis_cap=recipe.tis_cap, kl=recipe.kl if on else 0.0,
+                       entropy=recipe.entropy if on else 0.0,
+                       zero_variance=ZeroVarianceFilter(recipe.zero_variance))

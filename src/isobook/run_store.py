@@ -1,0 +1,103 @@
+"""The run store: one folder per GRPO run under ``<outputs>/runs/``.
+
+A run's identity is its config without the budget: the folder is named readably from the
+set, B_p, n and seed plus a hash of everything else that shapes the trajectory or its
+measurements (``easy-bp32-n8-s0-1a2b3c``). A folder holds:
+
+* ``config.yaml``: the full config of the latest request (its budget included);
+* ``status.json``: ``running`` / ``finished`` / ``failed`` (with the reason), updates,
+  rollouts, tokens and seconds spent;
+* ``metrics.parquet``: one row per update (row 0: the base model); evaluation columns
+  are filled on evaluation rows only;
+* ``train_pass.parquet``: per-problem correct counts on training problems at chosen points;
+* ``state.pt``: the resumable checkpoint (weights, optimizer, update count, and the rows
+  above as of that update), written atomically in one file so it is never inconsistent;
+* ``policy/``: the trained model as a ``save_pretrained`` folder, once finished.
+
+Every write is atomic (`storage`): a kill leaves the previous version of each file.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import torch
+import yaml
+
+from isobook.config import Config, fingerprint
+from isobook.pipeline import sets_id
+from isobook.storage import atomic_torch_save, atomic_write_parquet, atomic_write_text
+
+
+def run_name(config: Config) -> str:
+    """Readable run folder name, e.g. ``easy-bp32-n8-s0-1a2b3c`` (the budget left out)."""
+    t = config.train
+    digest = fingerprint(sets_id(config), replace(t, budget=0), config.recipe,
+                         replace(config.evaluation, checkpoint_every=0))
+    return f"{t.set}-bp{t.batch_problems}-n{t.rollouts_per_problem}-s{config.system.seed}-{digest}"
+
+
+def run_folder(config: Config) -> Path:
+    return Path(config.system.outputs) / "runs" / run_name(config)
+
+
+@dataclass
+class RunState:
+    """What a checkpoint restores: the update count and every row logged so far."""
+
+    steps: int
+    metrics: list[dict[str, Any]]
+    train_pass: list[dict[str, Any]]
+    seconds: float  # wall time spent on this run over all sessions
+
+
+def read_status(folder: Path) -> dict[str, Any] | None:
+    path = folder / "status.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def write_status(folder: Path, status: str, state: RunState, reason: str | None = None) -> None:
+    rollouts = sum(row.get("step_rollouts", 0.0) for row in state.metrics)
+    tokens = sum(row.get("step_tokens", 0.0) for row in state.metrics)
+    payload = {"status": status, "updates": state.steps, "rollouts": int(rollouts), "tokens": int(tokens),
+               "seconds": round(state.seconds, 1), "reason": reason}
+    atomic_write_text(json.dumps(payload, indent=2), folder / "status.json")
+
+
+def write_config(folder: Path, config: Config) -> None:
+    plain = json.loads(json.dumps(config.to_dict()))  # tuples as lists
+    atomic_write_text(yaml.safe_dump(plain, sort_keys=False), folder / "config.yaml")
+
+
+def save_checkpoint(folder: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, state: RunState) -> None:
+    """Weights, optimizer and rows in one atomic file, then the tables readers look at."""
+    atomic_torch_save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "steps": state.steps,
+                       "metrics": state.metrics, "train_pass": state.train_pass, "seconds": state.seconds},
+                      folder / "state.pt")
+    write_tables(folder, state)
+
+
+def load_checkpoint(folder: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> RunState | None:
+    """Restore `model` and `optimizer` from the run's checkpoint; None if it has none."""
+    path = folder / "state.pt"
+    if not path.is_file():
+        return None
+    saved = torch.load(path, weights_only=False)
+    model.load_state_dict(saved["model"])
+    optimizer.load_state_dict(saved["optimizer"])
+    return RunState(saved["steps"], saved["metrics"], saved["train_pass"], saved["seconds"])
+
+
+def write_tables(folder: Path, state: RunState) -> None:
+    atomic_write_parquet(pd.DataFrame(state.metrics), folder / "metrics.parquet")
+    if state.train_pass:
+        atomic_write_parquet(pd.DataFrame(state.train_pass), folder / "train_pass.parquet")
+
+
+def read_metrics(folder: Path) -> pd.DataFrame:
+    """A run's metrics table (a row per update, row 0 the base model)."""
+    return pd.read_parquet(folder / "metrics.parquet")

@@ -1,0 +1,176 @@
+"""A whole GRPO run: budget -> updates, evaluations on the compute schedule, checkpoints.
+
+    from isobook.config import load_config
+    from isobook.runs import run_grpo
+    result = run_grpo(load_config("params/cpu.yaml", ["train.set=hard", "train.budget=20480"]))
+    result.metrics[["rollouts", "val_best@4"]].dropna()
+
+`run_grpo` never redoes work: a finished run with at least the requested budget is
+returned as is; a killed run resumes from its last checkpoint; a finished run asked for a
+larger budget continues from its final state (its learning rate is constant after warm-up
+and its randomness a function of the update index, so the result equals a run asked for
+the larger budget at once). A loss or gradient that stops being finite ends the run as
+``failed`` with the reason in ``status.json``; asking again returns that failure.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import datasets
+import numpy as np
+import pandas as pd
+import torch
+from tqdm.auto import tqdm
+
+from isobook.base_model import ensure_base_model
+from isobook.config import Config, ConfigError
+from isobook.evaluation import correct_counts, evaluation_steps, train_pass_steps, validation_scores
+from isobook.models import load_causal_lm
+from isobook.pipeline import prepare_sets
+from isobook.recipe import LrScaling, loss_weights, lr_at, scaled_lr
+from isobook.rollout import TorchEngine
+from isobook.run_store import (RunState, load_checkpoint, read_metrics, read_status, run_folder, save_checkpoint,
+                               write_config, write_status, write_tables)
+from isobook.storage import atomic_folder
+from isobook.tasks import Problem, make_task
+from isobook.trainer import GRPOTrainer, TrainerSettings, TrainingDiverged, step_seed
+
+# Seed purposes (with the run seed): 0 problem order, 1 sampling, 4 decoupled subsets (trainer).
+EVAL_SEED, TRAIN_PASS_SEED = 2, 3
+
+
+@dataclass
+class RunResult:
+    """A run's folder, how it ended, and its metrics (a row per update, row 0 the base model)."""
+
+    folder: Path
+    status: str  # "finished" or "failed"
+    reason: str | None
+    updates_made: int  # by this call; 0 when the stored run already covered the request
+    metrics: pd.DataFrame
+
+
+def run_grpo(config: Config, show_progress: bool = True) -> RunResult:
+    """Train (or reuse, resume, extend) the run `config` describes; see the module docstring."""
+    folder = run_folder(config)
+    total = config.train.steps
+    if total < 1:
+        raise ConfigError(f"train.budget: {config.train.budget} rollouts buy no update at "
+                          f"B = B_p * n = {config.train.batch_rollouts}; allowed: >= {config.train.batch_rollouts}")
+    status = read_status(folder)
+    if status and (status["status"] == "failed" or status["status"] == "finished" and status["updates"] >= total):
+        return RunResult(folder, status["status"], status["reason"], 0, read_metrics(folder))
+
+    torch.set_num_threads(config.system.threads)
+    setup = _RunSetup(config)
+    state = load_checkpoint(folder, setup.model, setup.optimizer) or RunState(0, [], [], 0.0)
+    start = state.steps
+    write_config(folder, config)
+    write_status(folder, "running", state)
+    batch = config.train.batch_rollouts
+    evaluate_after = set(evaluation_steps(batch, total, config.evaluation))
+    measure_pass_after = set(train_pass_steps(batch, total, config.evaluation))
+    progress = tqdm(total=total * batch, initial=start * batch, unit="rollout", unit_scale=True,
+                    desc=folder.name, disable=not show_progress)
+    try:
+        if not state.metrics:
+            began = time.perf_counter()
+            state.metrics.append({"step": 0, "rollouts": 0.0, "tokens": 0.0, **setup.measure(0, 0.0, state)})
+            state.seconds += time.perf_counter() - began
+        for step in range(start, total):
+            began = time.perf_counter()
+            row = setup.trainer.step(step, lr_at(step, setup.peak_lr, config.recipe.warmup_steps))
+            done = step + 1
+            previous = state.metrics[-1]
+            row = {"step": done, "rollouts": previous["rollouts"] + row["step_rollouts"],
+                   "tokens": previous["tokens"] + row["step_tokens"], **row}
+            if done in evaluate_after or done in measure_pass_after:
+                row.update(setup.measure(done, row["rollouts"], state, validation=done in evaluate_after,
+                                         train_pass=done in measure_pass_after))
+            state.metrics.append(row)
+            state.steps = done
+            state.seconds += time.perf_counter() - began
+            if done % config.evaluation.checkpoint_every == 0 or done in evaluate_after:
+                save_checkpoint(folder, setup.model, setup.optimizer, state)
+                write_status(folder, "running", state)
+            progress.update(batch)
+            progress.set_postfix(_postfix(state.metrics, config.evaluation.k))
+    except TrainingDiverged as error:
+        write_tables(folder, state)
+        write_status(folder, "failed", state, reason=str(error))
+        return RunResult(folder, "failed", str(error), state.steps - start, read_metrics(folder))
+    finally:
+        progress.close()
+    save_checkpoint(folder, setup.model, setup.optimizer, state)
+    with atomic_folder(folder / "policy") as staging:
+        setup.model.save_pretrained(staging)
+        setup.tokenizer.save_pretrained(staging)
+    write_status(folder, "finished", state)
+    return RunResult(folder, "finished", None, total - start, read_metrics(folder))
+
+
+class _RunSetup:
+    """Everything a run holds while it trains: data, models, optimizer, engine, trainer."""
+
+    def __init__(self, config: Config):
+        self.config = config
+        sets = prepare_sets(config)
+        data = datasets.load_from_disk(str(sets.folder / config.train.set))
+        self.train_problems = _problems(data["train"])
+        self.validation = _problems(data["validation"])[: config.evaluation.validation_problems]
+        self.pass_problems = self.train_problems[: config.evaluation.train_pass_problems]
+        self.task = make_task(config.task)
+        model_path = ensure_base_model(config)
+        self.model, self.tokenizer = load_causal_lm(model_path)
+        weights = loss_weights(config.recipe, config.train.set)
+        reference = None
+        if weights.kl or config.recipe.track_kl:
+            reference, _ = load_causal_lm(model_path)
+            reference.eval().requires_grad_(False)
+        self.peak_lr = scaled_lr(config.recipe.base_lr, config.recipe.reference_batch,
+                                 config.train.batch_rollouts, LrScaling(config.recipe.lr_scaling))
+        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=self.peak_lr,
+                                           weight_decay=config.recipe.weight_decay)
+        self.engine = TorchEngine(self.model, self.tokenizer, config.sampling.batch_rollouts)
+        settings = TrainerSettings(train=config.train, sampling=config.sampling, weights=weights,
+                                   normalize_std=config.recipe.normalize_std, grad_clip=config.recipe.grad_clip,
+                                   row_tokens=max(config.model.max_positions, 16), seed=config.system.seed)
+        self.trainer = GRPOTrainer(self.model, reference, self.tokenizer, self.engine, self.task,
+                                   self.train_problems, self.optimizer, settings)
+
+    def measure(self, step: int, rollouts: float, state: RunState, validation: bool = True,
+                train_pass: bool | None = None) -> dict[str, float]:
+        """Validation scores (returned) and training-set pass counts (appended to `state`)."""
+        ev, sampling, seed = self.config.evaluation, self.config.sampling, self.config.system.seed
+        began = time.perf_counter()
+        self.model.eval()
+        scores: dict[str, float] = {}
+        if validation:
+            correct = correct_counts(self.engine, self.task, self.validation, ev.samples, sampling,
+                                     step_seed(seed, EVAL_SEED, 0))
+            scores = validation_scores(correct, ev.samples, ev.k)
+        if train_pass is None:
+            train_pass = step in train_pass_steps(self.config.train.batch_rollouts, step, ev)
+        if train_pass:
+            correct = correct_counts(self.engine, self.task, self.pass_problems, ev.train_pass_samples, sampling,
+                                     step_seed(seed, TRAIN_PASS_SEED, 0))
+            state.train_pass.extend({"step": step, "rollouts": rollouts, "id": p.id, "correct": int(c),
+                                     "samples": ev.train_pass_samples} for p, c in zip(self.pass_problems, correct))
+        scores["eval_seconds"] = time.perf_counter() - began
+        return scores
+
+
+def _problems(split: datasets.Dataset) -> list[Problem]:
+    return [Problem(id=i, prompt=p, answer=a) for i, p, a in zip(split["id"], split["prompt"], split["answer"])]
+
+
+def _postfix(rows: list[dict[str, float]], k: int) -> dict[str, str]:
+    recent = [r["reward"] for r in rows[-10:] if "reward" in r]
+    postfix = {"reward": f"{np.mean(recent):.3f}"} if recent else {}
+    evaluated = [r for r in rows if f"val_avg@{k}" in r]
+    if evaluated:
+        postfix[f"val_avg@{k}"] = f"{evaluated[-1][f'val_avg@{k}']:.3f}"
+    return postfix

@@ -1,0 +1,176 @@
+"""One GRPO update: draw B_p problems, sample n rollouts each, reward, advantages, one step.
+
+Strictly on-policy (paper: every rollout is trained on once): the batch is sampled from the
+current weights and used for exactly one optimizer step, so the PPO ratio is 1 and the
+"old" log-probs are the trainer's own, detached. The rollout engine's log-probs enter only
+through truncated importance sampling (`loss`). Randomness is a pure function of
+``(seed, step)``, for problems, sampling and the decoupled baseline's subset, so a run
+resumed from a checkpoint draws exactly what an uninterrupted one would.
+
+The update packs prompt + completion sequences into rows (`packing`): no padding waste,
+and the log-probs and entropies are taken at the sampling temperature, i.e. from the
+distribution the engine drew from.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+from isobook.config import SamplingConfig, TrainConfig
+from isobook.loss import LossWeights, decoupled_advantages, grpo_loss, group_advantages, zero_variance_groups
+from isobook.packing import pack_sequences
+from isobook.rollout import RolloutEngine, Rollouts
+from isobook.tasks import Problem, Task
+
+
+class TrainingDiverged(RuntimeError):
+    """The loss or the gradient norm stopped being finite."""
+
+
+def step_seed(seed: int, purpose: int, step: int) -> int:
+    """A 62-bit seed for one purpose at one step, independent of everything else."""
+    return int(np.random.default_rng([seed, purpose, step]).integers(2**62))
+
+
+@dataclass
+class TrainerSettings:
+    """What one update needs beyond the model: batch shape, loss, optimizer limits."""
+
+    train: TrainConfig
+    sampling: SamplingConfig
+    weights: LossWeights
+    normalize_std: bool
+    grad_clip: float  # 0: no clipping (the norm is still logged)
+    row_tokens: int  # width of packed training rows
+    seed: int
+
+
+class GRPOTrainer:
+    """Updates `model` in place from rollouts of `engine` (which samples that same model)."""
+
+    def __init__(self, model: PreTrainedModel, reference: PreTrainedModel | None, tokenizer: PreTrainedTokenizerBase,
+                 engine: RolloutEngine, task: Task, problems: list[Problem], optimizer: torch.optim.Optimizer,
+                 settings: TrainerSettings):
+        self.model, self.reference, self.tokenizer = model, reference, tokenizer
+        self.engine, self.task, self.problems = engine, task, problems
+        self.optimizer, self.settings = optimizer, settings
+
+    def batch_problems(self, step: int) -> list[Problem]:
+        """The B_p problems of update `step`: epochs without replacement, each a fresh
+        permutation of the training set seeded by ``(seed, epoch)``."""
+        size, count = self.settings.train.batch_problems, len(self.problems)
+        chosen = []
+        for position in range(step * size, (step + 1) * size):
+            epoch, offset = divmod(position, count)
+            order = np.random.default_rng([self.settings.seed, 0, epoch]).permutation(count)
+            chosen.append(self.problems[int(order[offset])])
+        return chosen
+
+    def step(self, step: int, lr: float) -> dict[str, float]:
+        """Make update `step` (0-based) at learning rate `lr`; returns its log row."""
+        settings = self.settings
+        n = settings.train.rollouts_per_problem
+        began = time.perf_counter()
+        problems = self.batch_problems(step)
+        torch.manual_seed(step_seed(settings.seed, 1, step))
+        self.model.eval()
+        rollouts = self.engine.generate([p.prompt for p in problems], n, settings.sampling)
+        rewards = torch.tensor([self.task.reward(text, problems[i // n].answer)
+                                for i, text in enumerate(rollouts.texts)]).view(len(problems), n)  # [B_p, n]
+        sampled = time.perf_counter()
+
+        zero_variance = zero_variance_groups(rewards)  # [B_p]
+        if settings.train.n_train is None:
+            advantages = group_advantages(rewards, settings.normalize_std).flatten()  # [B_p * n]
+            rows = torch.arange(len(problems) * n)
+        else:
+            generator = torch.Generator().manual_seed(step_seed(settings.seed, 4, step))
+            chosen_advantages, index = decoupled_advantages(rewards, settings.train.n_train,
+                                                            settings.normalize_std, generator)
+            advantages = chosen_advantages.flatten()  # [B_p * n_train]
+            rows = (torch.arange(len(problems))[:, None] * n + index).flatten()
+        group_of_row = rows // n
+        prompts = self.tokenizer([problems[int(g)].prompt for g in group_of_row])["input_ids"]
+        completion_ids = rollouts.completion_ids[rows]  # [N, T]
+        mask = rollouts.completion_mask[rows]  # [N, T]
+
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        self.model.train()
+        logprobs, entropy = completion_logprobs(self.model, prompts, completion_ids, mask, settings.sampling.temperature,
+                                                settings.row_tokens, self.tokenizer.pad_token_id, with_entropy=True)
+        reference = None
+        if self.reference is not None:
+            with torch.no_grad():
+                reference, _ = completion_logprobs(self.reference, prompts, completion_ids, mask,
+                                                   settings.sampling.temperature, settings.row_tokens,
+                                                   self.tokenizer.pad_token_id, with_entropy=False)
+        terms = grpo_loss(logprobs, logprobs.detach(), rollouts.logprobs[rows], advantages, mask,
+                          zero_variance[group_of_row], settings.weights, reference, entropy)
+        if not torch.isfinite(terms.loss):
+            raise TrainingDiverged(f"loss is {float(terms.loss)} at update {step + 1}")
+        terms.loss.backward()
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(),
+                                                         settings.grad_clip or float("inf")))
+        if not np.isfinite(grad_norm):
+            raise TrainingDiverged(f"gradient norm is {grad_norm} at update {step + 1}")
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        finished = time.perf_counter()
+        return _log_row(rollouts, rewards, zero_variance, terms, grad_norm, lr,
+                        sample_seconds=sampled - began, update_seconds=finished - sampled)
+
+
+def completion_logprobs(model: PreTrainedModel, prompts: list[list[int]], completion_ids: torch.Tensor,
+                        mask: torch.Tensor, temperature: float, row_tokens: int, pad: int,
+                        with_entropy: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Log-probs (and entropies) of each completion token under `model` at `temperature`.
+
+    `prompts`: token ids per rollout; `completion_ids`, `mask`: # [N, T]. Returns # [N, T]
+    tensors, 0.0 off the mask. Sequences are packed, so no compute goes to padding.
+    """
+    lengths = mask.sum(dim=1).long().tolist()
+    sequences = [prompt + completion_ids[i, : lengths[i]].tolist() for i, prompt in enumerate(prompts)]
+    width = max(row_tokens, max(len(s) for s in sequences))
+    packed = pack_sequences(sequences, width, pad)
+    device = next(model.parameters()).device
+    logits = model(input_ids=packed.input_ids.to(device), position_ids=packed.position_ids.to(device),
+                   use_cache=False).logits  # [R, L, V]
+    steps = completion_ids.shape[1]
+    # The logit at column c predicts the token at column c + 1.
+    first = torch.tensor([start + len(prompt) - 1 for start, prompt in zip(packed.start, prompts)])  # [N]
+    columns = (first[:, None] + torch.arange(steps)[None, :]).clamp(max=width - 1)  # [N, T]
+    rows = torch.tensor(packed.row)[:, None].expand(-1, steps)  # [N, T]
+    logp = torch.log_softmax(logits[rows.to(device), columns.to(device)].float() / temperature, dim=-1)  # [N, T, V]
+    mask = mask.to(device)
+    token_logp = logp.gather(-1, completion_ids.to(device)[..., None]).squeeze(-1) * mask  # [N, T]
+    if not with_entropy:
+        return token_logp, None
+    entropy = -(logp.exp() * logp).sum(dim=-1) * mask  # [N, T]
+    return token_logp, entropy
+
+
+def _log_row(rollouts: Rollouts, rewards: torch.Tensor, zero_variance: torch.Tensor, terms, grad_norm: float,
+             lr: float, sample_seconds: float, update_seconds: float) -> dict[str, float]:
+    lengths = rollouts.lengths.float()
+    return {
+        "step_rollouts": float(rewards.numel()),
+        "step_tokens": float(lengths.sum()),
+        "reward": float(rewards.mean()),
+        "entropy": terms.entropy,
+        "kl": terms.kl,
+        "policy_loss": terms.policy,
+        "zero_variance_fraction": float(zero_variance.float().mean()),
+        "response_length": float(lengths.mean()),
+        "grad_norm": grad_norm,
+        "lr": lr,
+        "clip_fraction": terms.clip_fraction,
+        "tis_truncated_fraction": terms.tis_truncated_fraction,
+        "sample_seconds": sample_seconds,
+        "update_seconds": update_seconds,
+    }
