@@ -43,7 +43,7 @@ def test_overrides_apply_on_top_of_the_file() -> None:
         ("train.set=medium", r"train.set: 'medium' is not a problem set; allowed: easy, hard, veryeasy, xhard, mix-dual"),
         ("train.n_train=9", r"train.n_train: must be <= train.rollouts_per_problem=8, got 9"),
         ("recipe.lr_scaling=cubic", r"recipe.lr_scaling: 'cubic' is not allowed; allowed: constant, linear, sqrt"),
-        ("recipe.zero_variance=some", r"recipe.zero_variance: 'some' is not allowed; allowed: off, all, regularisers"),
+        ("recipe.zero_variance=some", r"recipe.zero_variance: 'some' is not allowed; allowed: none, all, regularisers"),
         ("evaluation.samples=2", r"evaluation.samples: must be >= evaluation.k=4, got 2"),
         ("evaluation.train_pass_rollouts=[0, x]", r"evaluation.train_pass_rollouts\[1\]: expected int, got 'x'"),
     ],

@@ -89,7 +89,7 @@ def k3(ratio: float) -> float:
     ("mode", "policy", "kl", "entropy"),
     [
         # the zero-variance rollout (the third) counts everywhere
-        (ZeroVarianceFilter.OFF, -1.0 / 3, (k3(0.5) + 0.0 + k3(0.25)) / 3, (1 + 2 + 6) / 3),
+        (ZeroVarianceFilter.NONE, -1.0 / 3, (k3(0.5) + 0.0 + k3(0.25)) / 3, (1 + 2 + 6) / 3),
         # ...nowhere
         (ZeroVarianceFilter.ALL, -1.0 / 2, k3(0.5) / 2, (1 + 2) / 2),
         # ...in the policy mean only (where its advantage is 0 anyway)

@@ -201,14 +201,15 @@ class RecipeConfig:
     ``base_lr`` at ``reference_batch`` rollouts per update, scaled to B = B_p * n by
     ``lr_scaling``, after ``warmup_steps`` of linear warm-up, then constant (AdamW)."""
 
-    regularisers: str = option("auto", "KL + entropy terms: auto (by set), on, off",
-                               choices=("auto", "on", "off"))
+    # Words, not on/off: YAML reads a bare on/off as a boolean.
+    regularisers: str = option("auto", "KL + entropy terms: auto (by set), kl+entropy, none",
+                               choices=("auto", "kl+entropy", "none"))
     kl: float = option(1e-3, "weight of the k3 KL to the base model when regularisers are on", low=0.0)
     entropy: float = option(1e-3, "weight of the entropy bonus when regularisers are on", low=0.0)
     track_kl: bool = option(True, "measure the KL to the base model even when its weight is 0 "
                             "(one more forward pass per update)")
-    zero_variance: str = option("off", "drop zero-variance groups from: off (none), all (every term), "
-                                "regularisers (KL and entropy only)", choices=("off", "all", "regularisers"))
+    zero_variance: str = option("none", "drop zero-variance groups from: none, all (every term), "
+                                "regularisers (KL and entropy only)", choices=("none", "all", "regularisers"))
     normalize_std: bool = option(True, "divide advantages by the group's reward std")
     base_lr: float = option(1e-4, "learning rate at reference_batch (our anchor: params/lr-anchor.yaml)", low=0.0)
     reference_batch: int = option(256, "rollouts per update at which base_lr holds", low=1)

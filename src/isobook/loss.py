@@ -18,7 +18,7 @@ Which variant, term by term:
 * **Entropy bonus**: the mean per-token entropy of the policy, subtracted with its weight.
 * **Aggregation**: token mean over all valid tokens of the batch ("token-mean"), so long
   and short completions weigh by their tokens.
-* **Zero-variance filter**: `off` keeps every group; `all` drops zero-variance groups from
+* **Zero-variance filter**: `none` keeps every group; `all` drops zero-variance groups from
   every term; `regularisers` drops them from the KL and entropy terms only (paper Fig. 3).
 """
 
@@ -33,7 +33,7 @@ import torch
 class ZeroVarianceFilter(str, Enum):
     """Which terms leave out groups whose rewards are all equal."""
 
-    OFF = "off"
+    NONE = "none"
     ALL = "all"
     REGULARISERS = "regularisers"
 
@@ -46,7 +46,7 @@ class LossWeights:
     tis_cap: float = 2.0
     kl: float = 0.0
     entropy: float = 0.0
-    zero_variance: ZeroVarianceFilter = ZeroVarianceFilter.OFF
+    zero_variance: ZeroVarianceFilter = ZeroVarianceFilter.NONE
 
 
 @dataclass
@@ -108,7 +108,7 @@ def grpo_loss(logprobs: torch.Tensor, old_logprobs: torch.Tensor, engine_logprob
     mask = mask.float()
     keep = (~zero_variance).float()[:, None]  # [N, 1]
     policy_mask = mask * keep if weights.zero_variance is ZeroVarianceFilter.ALL else mask
-    regulariser_mask = mask if weights.zero_variance is ZeroVarianceFilter.OFF else mask * keep
+    regulariser_mask = mask if weights.zero_variance is ZeroVarianceFilter.NONE else mask * keep
 
     ratio = torch.exp(logprobs - old_logprobs)  # [N, T]
     advantage = advantages[:, None]

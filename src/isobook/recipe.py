@@ -48,7 +48,7 @@ def regularised(recipe: RecipeConfig, set_name: str) -> bool:
     """Whether KL + entropy are on for a run on `set_name`."""
     if recipe.regularisers == "auto":
         return set_name in REGULARISED_SETS
-    return recipe.regularisers == "on"
+    return recipe.regularisers == "kl+entropy"
 
 
 def loss_weights(recipe: RecipeConfig, set_name: str) -> LossWeights:

@@ -113,7 +113,7 @@ class GRPOTrainer:
         terms = grpo_loss(logprobs, logprobs.detach(), rollouts.logprobs[rows], advantages, mask,
                           zero_variance[group_of_row], settings.weights, reference, entropy)
         if not torch.isfinite(terms.loss):
-            raise TrainingDiverged(f"loss is {float(terms.loss)} at update {step + 1}")
+            raise TrainingDiverged(f"loss is {float(terms.loss.detach())} at update {step + 1}")
         terms.loss.backward()
         grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(),
                                                          settings.grad_clip or float("inf")))

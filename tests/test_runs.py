@@ -1,0 +1,123 @@
+"""Whole GRPO runs on the smoke preset: the run store never loses or redoes work.
+
+* a run killed with SIGKILL resumes from its checkpoint and ends with the same metrics as
+  an uninterrupted run with the same seed;
+* a finished run extended from budget C to 2C equals a single 2C run;
+* a finished run asked again is returned without work;
+* a run whose loss stops being finite ends as failed, with the reason recorded.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import smoke_config
+from isobook.runs import run_grpo
+
+# Tiny but real: 16 rollouts per update, 32 updates, evaluation every half doubling from 64.
+RUN = ("train.set=easy", "train.batch_problems=4", "train.rollouts_per_problem=4", "evaluation.first_rollouts=64",
+       "evaluation.validation_problems=20", "evaluation.train_pass_rollouts=[0, 256]",
+       "evaluation.train_pass_problems=16", "evaluation.checkpoint_every=4", "recipe.base_lr=1e-3")
+BUDGET = 512
+TIMING = ["sample_seconds", "update_seconds", "eval_seconds"]
+
+
+def comparable(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Metrics without wall-clock columns."""
+    return metrics.drop(columns=TIMING).reset_index(drop=True)
+
+
+@pytest.fixture(scope="module")
+def reference_run(tmp_path_factory: pytest.TempPathFactory, smoke_outputs: Path):
+    """One uninterrupted run of BUDGET rollouts."""
+    outputs = tmp_path_factory.mktemp("reference")
+    for part in ("models", "sets"):
+        os.symlink(smoke_outputs / part, outputs / part)
+    return run_grpo(smoke_config(outputs, *RUN, f"train.budget={BUDGET}"), show_progress=False)
+
+
+def test_a_run_logs_every_update_and_evaluates_on_the_schedule(reference_run) -> None:
+    metrics = reference_run.metrics
+    assert reference_run.status == "finished" and reference_run.updates_made == 32
+    assert list(metrics["step"]) == list(range(33))
+    assert list(metrics["rollouts"]) == [16.0 * s for s in range(33)]
+    assert (metrics["tokens"].diff().dropna() > 0).all()
+    evaluated = metrics.dropna(subset=["val_avg@4"])
+    # 64 * 2**(i/2) rollouts -> updates 4, 6, 8, 12, 16, 23, 32 (first update reaching each point), and 0.
+    assert list(evaluated["step"]) == [0, 4, 6, 8, 12, 16, 23, 32]
+    assert ((evaluated["val_worst@4"] <= evaluated["val_avg@4"]) & (evaluated["val_avg@4"] <= evaluated["val_best@4"])).all()
+    trained = metrics.iloc[1:]
+    assert trained["lr"].iloc[:10].tolist() == pytest.approx([1e-3 * 16 ** 0.5 / 16 * (i + 1) / 10 for i in range(10)])
+    assert trained["lr"].iloc[10:].eq(trained["lr"].iloc[-1]).all()  # constant after warm-up
+    for column in ("reward", "entropy", "kl", "zero_variance_fraction", "response_length", "grad_norm"):
+        assert trained[column].notna().all(), column
+    assert trained["kl"].iloc[0] == pytest.approx(0.0, abs=1e-9)  # the policy is the base model at update 1
+    assert trained["kl"].iloc[-1] > 0
+    passes = pd.read_parquet(reference_run.folder / "train_pass.parquet")
+    assert sorted(passes["step"].unique()) == [0, 16] and len(passes) == 32
+    status = json.loads((reference_run.folder / "status.json").read_text())
+    assert (status["status"], status["updates"], status["rollouts"]) == ("finished", 32, BUDGET)
+    assert (reference_run.folder / "policy" / "model.safetensors").is_file()
+
+
+def test_asking_again_returns_the_stored_run_without_work(reference_run) -> None:
+    outputs = reference_run.folder.parents[1]
+    again = run_grpo(smoke_config(outputs, *RUN, f"train.budget={BUDGET}"), show_progress=False)
+    assert again.updates_made == 0 and again.folder == reference_run.folder
+    pd.testing.assert_frame_equal(again.metrics, reference_run.metrics)
+    smaller = run_grpo(smoke_config(outputs, *RUN, f"train.budget={BUDGET // 2}"), show_progress=False)
+    assert smaller.updates_made == 0
+
+
+def test_extending_c_to_2c_equals_one_2c_run(reference_run, outputs_with_sets: Path) -> None:
+    first = run_grpo(smoke_config(outputs_with_sets, *RUN, f"train.budget={BUDGET // 2}"), show_progress=False)
+    assert first.updates_made == 16 and first.folder.name == reference_run.folder.name
+    extended = run_grpo(smoke_config(outputs_with_sets, *RUN, f"train.budget={BUDGET}"), show_progress=False)
+    assert extended.updates_made == 16
+    pd.testing.assert_frame_equal(comparable(extended.metrics), comparable(reference_run.metrics))
+    pd.testing.assert_frame_equal(pd.read_parquet(extended.folder / "train_pass.parquet"),
+                                  pd.read_parquet(reference_run.folder / "train_pass.parquet"))
+
+
+def test_a_killed_run_resumes_to_the_same_metrics(reference_run, outputs_with_sets: Path) -> None:
+    overrides = [f"system.outputs={outputs_with_sets}", *RUN, f"train.budget={BUDGET}"]
+    command = [sys.executable, "-m", "isobook.cli", "train", "--params", "params/smoke.yaml", *overrides]
+    status_file = outputs_with_sets / "runs" / reference_run.folder.name / "status.json"
+    process = subprocess.Popen(command, cwd=Path(__file__).resolve().parents[1], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and process.poll() is None:
+            if status_file.is_file() and json.loads(status_file.read_text())["updates"] >= 8:
+                break
+            time.sleep(0.05)
+        assert process.poll() is None, "the run ended before it could be killed"
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    finally:
+        if process.poll() is None:
+            process.kill()
+    killed_at = json.loads(status_file.read_text())
+    assert killed_at["status"] == "running" and 8 <= killed_at["updates"] < 32
+    resumed = run_grpo(smoke_config(outputs_with_sets, *RUN, f"train.budget={BUDGET}"), show_progress=False)
+    assert resumed.updates_made == 32 - killed_at["updates"]
+    pd.testing.assert_frame_equal(comparable(resumed.metrics), comparable(reference_run.metrics))
+
+
+def test_a_diverging_run_stops_with_its_reason(outputs_with_sets: Path) -> None:
+    config = smoke_config(outputs_with_sets, *RUN, "recipe.base_lr=1e30", "recipe.warmup_steps=0",
+                          "recipe.grad_clip=0", f"train.budget={BUDGET}")
+    failed = run_grpo(config, show_progress=False)
+    assert failed.status == "failed"
+    assert "not finite" in failed.reason or "nan" in failed.reason or "inf" in failed.reason
+    status = json.loads((failed.folder / "status.json").read_text())
+    assert status["status"] == "failed" and status["reason"] == failed.reason
+    assert len(failed.metrics) == status["updates"] + 1
+    assert run_grpo(config, show_progress=False).updates_made == 0

@@ -1,0 +1,122 @@
+"""The pieces of a GRPO update: packing, packed log-probs, the recipe's numbers, schedules, batches."""
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from conftest import smoke_config
+from isobook.base_model import ensure_base_model
+from isobook.config import EvaluationConfig, RecipeConfig
+from isobook.evaluation import evaluation_steps, train_pass_steps
+from isobook.loss import ZeroVarianceFilter
+from isobook.models import load_causal_lm
+from isobook.packing import pack_sequences
+from isobook.recipe import LrScaling, loss_weights, lr_at, scaled_lr
+from isobook.rollout import TorchEngine
+from isobook.tasks import make_task
+from isobook.trainer import GRPOTrainer, TrainerSettings, completion_logprobs
+
+
+def test_packing_places_every_sequence_once_with_restarting_positions() -> None:
+    sequences = [[1, 2, 3], [4, 5], [6, 7, 8, 9], [10]]
+    packed = pack_sequences(sequences, row_tokens=5, pad=0)
+    # First-fit decreasing: [6 7 8 9 10] and [1 2 3 4 5], no padding left.
+    assert packed.input_ids.tolist() == [[6, 7, 8, 9, 10], [1, 2, 3, 4, 5]]
+    for sequence, row, start in zip(sequences, packed.row, packed.start):
+        assert packed.input_ids[row, start : start + len(sequence)].tolist() == sequence
+        assert packed.position_ids[row, start : start + len(sequence)].tolist() == list(range(len(sequence)))
+    assert sum(len(s) for s in sequences) == int((packed.input_ids != 0).sum())
+    with pytest.raises(ValueError, match="model.max_positions: a 6-token sequence does not fit rows of 5"):
+        pack_sequences([[1] * 6], row_tokens=5, pad=0)
+
+
+@pytest.fixture(scope="module")
+def smoke_model(smoke_outputs: Path):
+    config = smoke_config(smoke_outputs)
+    model, tokenizer = load_causal_lm(ensure_base_model(config))
+    return config, model.eval(), tokenizer
+
+
+def test_packed_logprobs_equal_one_sequence_at_a_time(smoke_model) -> None:
+    config, model, tokenizer = smoke_model
+    torch.manual_seed(0)
+    prompts = [p.prompt for p in make_task(config.task).problems(6, seed=3)]
+    rollouts = TorchEngine(model, tokenizer).generate(prompts, 2, config.sampling)
+    prompt_ids = [ids for ids in tokenizer(prompts)["input_ids"] for _ in range(2)]
+    with torch.no_grad():
+        packed, entropy = completion_logprobs(model, prompt_ids, rollouts.completion_ids, rollouts.completion_mask,
+                                              temperature=0.6, row_tokens=64, pad=tokenizer.pad_token_id,
+                                              with_entropy=True)
+        for i, prompt in enumerate(prompt_ids):
+            length = int(rollouts.lengths[i])
+            ids = torch.tensor([prompt + rollouts.completion_ids[i, :length].tolist()])
+            logits = model(input_ids=ids).logits[0, len(prompt) - 1 : -1] / 0.6  # [length, V]
+            logp = torch.log_softmax(logits, -1)
+            expected = logp.gather(-1, ids[0, len(prompt):, None])[:, 0]
+            assert torch.allclose(packed[i, :length], expected, atol=1e-5)
+            assert torch.allclose(entropy[i, :length], -(logp.exp() * logp).sum(-1), atol=1e-5)
+            assert not packed[i, length:].any()
+    # The engine sampled from exactly these distributions (its log-probs are the behaviour policy's).
+    assert torch.allclose(packed, rollouts.logprobs, atol=1e-4)
+
+
+def test_learning_rate_scaling_and_warmup() -> None:
+    assert scaled_lr(1e-4, 256, 1024, LrScaling.SQRT) == pytest.approx(2e-4)
+    assert scaled_lr(1e-4, 256, 1024, LrScaling.LINEAR) == pytest.approx(4e-4)
+    assert scaled_lr(1e-4, 256, 64, LrScaling.CONSTANT) == 1e-4
+    assert [lr_at(s, 1.0, 4) for s in range(6)] == [0.25, 0.5, 0.75, 1.0, 1.0, 1.0]
+    assert lr_at(0, 1.0, 0) == 1.0
+
+
+def test_regulariser_presets_follow_the_paper() -> None:
+    auto = RecipeConfig()
+    assert (loss_weights(auto, "easy").kl, loss_weights(auto, "easy").entropy) == (1e-3, 1e-3)
+    for name in ("hard", "xhard", "mix-dual", "mix-tri"):
+        assert (loss_weights(auto, name).kl, loss_weights(auto, name).entropy) == (0.0, 0.0)
+    forced = RecipeConfig(regularisers="kl+entropy", kl=0.05, zero_variance="regularisers")
+    assert loss_weights(forced, "hard").kl == 0.05
+    assert loss_weights(forced, "hard").zero_variance is ZeroVarianceFilter.REGULARISERS
+    assert loss_weights(RecipeConfig(regularisers="none"), "easy").entropy == 0.0
+
+
+def test_evaluation_schedule_is_log_spaced_and_independent_of_the_budget() -> None:
+    settings = EvaluationConfig(first_rollouts=512, points_per_doubling=2)
+    # points 512, 724, 1024, 1448, 2048, 2896, 4096 rollouts at 256 per update
+    assert evaluation_steps(256, 16, settings) == [0, 2, 3, 4, 6, 8, 12, 16]
+    assert evaluation_steps(256, 10, settings) == [0, 2, 3, 4, 6, 8, 10]  # the last update is always evaluated
+    longer = evaluation_steps(256, 64, settings)
+    assert longer[: len(evaluation_steps(256, 16, settings))] == evaluation_steps(256, 16, settings)
+    assert train_pass_steps(256, 64, EvaluationConfig(train_pass_rollouts=(0, 1000, 10**6))) == [0, 4]
+
+
+def _trainer(smoke_model, problems, **train) -> GRPOTrainer:
+    config, model, tokenizer = smoke_model
+    config = smoke_config(Path(config.system.outputs), *(f"train.{k}={v}" for k, v in train.items()))
+    settings = TrainerSettings(train=config.train, sampling=config.sampling,
+                               weights=loss_weights(config.recipe, config.train.set), normalize_std=True,
+                               grad_clip=1.0, row_tokens=64, seed=7)
+    task = make_task(config.task)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=0.0)
+    return GRPOTrainer(model, None, tokenizer, TorchEngine(model, tokenizer), task, problems, optimizer, settings)
+
+
+def test_batches_walk_epochs_without_replacement(smoke_model) -> None:
+    problems = make_task(smoke_model[0].task).problems(12, seed=1)
+    trainer = _trainer(smoke_model, problems, batch_problems=4)
+    first_epoch = [p.id for step in range(3) for p in trainer.batch_problems(step)]
+    second_epoch = [p.id for step in range(3, 6) for p in trainer.batch_problems(step)]
+    assert sorted(first_epoch) == sorted(second_epoch) == sorted(p.id for p in problems)
+    assert first_epoch != second_epoch  # a fresh permutation per epoch
+    assert [p.id for p in trainer.batch_problems(4)] == [p.id for p in trainer.batch_problems(4)]
+
+
+def test_one_step_counts_compute_and_decoupled_baseline_trains_on_a_subset(smoke_model) -> None:
+    problems = make_task(smoke_model[0].task).problems(32, seed=2)
+    full = _trainer(smoke_model, problems, batch_problems=4, rollouts_per_problem=4).step(0, lr=0.0)
+    assert full["step_rollouts"] == 16 and full["step_tokens"] == pytest.approx(16 * full["response_length"])
+    assert 0.0 <= full["reward"] <= 1.0 and 0.0 <= full["zero_variance_fraction"] <= 1.0
+    assert full["tis_truncated_fraction"] == 0.0  # trainer and engine agree on this model
+    decoupled = _trainer(smoke_model, problems, batch_problems=4, rollouts_per_problem=4, n_train=2).step(0, lr=0.0)
+    assert decoupled["step_rollouts"] == 16  # compute counts every sampled rollout
+    assert decoupled["reward"] == full["reward"]  # same seed, same samples; only the update differs
