@@ -171,7 +171,8 @@ class TrainConfig:
     set: str = option("easy", "problem set to train on (a set built by `isobook sets`)")
     batch_problems: int = option(32, "B_p: distinct problems per batch", low=1)
     rollouts_per_problem: int = option(8, "n: rollouts per problem (GRPO group size)", low=2)
-    budget: int = option(20480, "rollouts to spend in all (C); steps M = budget // (B_p * n)", low=1)
+    budget: int = option(16384, "rollouts to spend in all (C); steps M = budget // (B_p * n); a power "
+                         "of two lands on the evaluation grid", low=1)
     n_train: int | None = option(
         None, "decoupled baseline (paper App. C): train on a random n_train of the n rollouts "
         "(baseline from all n); None trains on all", low=1)
@@ -238,7 +239,7 @@ class EvaluationConfig:
     train_pass_rollouts: tuple[int, ...] = option(
         (0, 4096, 16384), "rollout counts at which per-problem pass@1 of the training set is "
         "measured (the interference histograms)")
-    train_pass_problems: int = option(512, "training problems in that measurement", low=1)
+    train_pass_problems: int = option(256, "training problems in that measurement", low=1)
     train_pass_samples: int = option(8, "samples per training problem for that pass@1", low=1)
     checkpoint_every: int = option(25, "updates between resumable checkpoints", low=1)
 
