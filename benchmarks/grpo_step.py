@@ -14,8 +14,9 @@ rollouts (256 rollouts per step, completions up to `sampling.max_new_tokens` tok
 * **lean floor**: one plain ``model.generate`` and one padded forward/backward + AdamW step
   over the same tokens, with no framework around it.
 
-It prints seconds per step (median), rollouts/s, mean completion tokens (the work must
-match) and the ratios, ending with ``ratio isobook/trl: <x>``. If TRL is not importable it
+It prints seconds per step (median; for isobook and the floor also split into sampling and
+update), rollouts/s, mean completion tokens (the work must match) and the ratios, ending
+with ``ratio isobook/trl: <x>``. If TRL is not importable it
 is installed, once, into ``outputs/venvs/trl`` (a venv that sees this project's packages
 through a ``.pth`` file and adds only TRL), and the script re-runs itself there.
 """
@@ -30,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -80,15 +82,28 @@ def main() -> None:
     rollouts = BATCH_PROBLEMS * GROUP
     print(f"\n{rollouts} rollouts per step (B_p={BATCH_PROBLEMS}, n={GROUP}), model {model_path.name}, "
           f"{config.system.threads} threads, median of {args.steps} steps after 1 warm-up")
-    print(f"{'contender':<12} {'s/step':>8} {'rollouts/s':>11} {'tokens/rollout':>15} {'vs trl':>7}")
-    trl_seconds = results["trl"][0]
-    for name, (seconds, tokens) in results.items():
-        print(f"{name:<12} {seconds:>8.3f} {rollouts / seconds:>11.1f} {tokens:>15.1f} {trl_seconds / seconds:>7.2f}")
-    print(f"ratio isobook/floor: {results['lean floor'][0] / results['isobook'][0]:.2f}")
-    print(f"ratio isobook/trl: {trl_seconds / results['isobook'][0]:.2f}")
+    print(f"{'contender':<12} {'s/step':>7} {'sample s':>9} {'update s':>9} {'rollouts/s':>11} "
+          f"{'tokens/rollout':>15} {'vs trl':>7}")
+    trl_seconds = results["trl"].seconds
+    for name, timing in results.items():
+        phases = [f"{x:>9.3f}" if x is not None else f"{'-':>9}" for x in (timing.sample, timing.update)]
+        print(f"{name:<12} {timing.seconds:>7.3f} {' '.join(phases)} {rollouts / timing.seconds:>11.1f} "
+              f"{timing.tokens:>15.1f} {trl_seconds / timing.seconds:>7.2f}")
+    print(f"ratio isobook/floor: {results['lean floor'].seconds / results['isobook'].seconds:.2f}")
+    print(f"ratio isobook/trl: {trl_seconds / results['isobook'].seconds:.2f}")
 
 
-def time_isobook(config, model_path: Path, task, problems, steps: int) -> tuple[float, float]:
+@dataclass
+class Timing:
+    """Medians over the timed steps: seconds per step (and per phase where known), tokens per rollout."""
+
+    seconds: float
+    tokens: float
+    sample: float | None = None
+    update: float | None = None
+
+
+def time_isobook(config, model_path: Path, task, problems, steps: int) -> Timing:
     """Median seconds per `GRPOTrainer.step` and mean completion tokens."""
     from isobook.models import load_causal_lm
     from isobook.recipe import loss_weights
@@ -105,16 +120,17 @@ def time_isobook(config, model_path: Path, task, problems, steps: int) -> tuple[
     # One problem per slot, in order: the same prompts as the other contenders.
     trainer = GRPOTrainer(model, None, tokenizer, engine, task, problems, optimizer, settings)
     trainer.batch_problems = lambda step: problems[step * BATCH_PROBLEMS : (step + 1) * BATCH_PROBLEMS]
-    seconds, tokens = [], []
+    rows, seconds = [], []
     for step in range(steps + 1):
         began = time.perf_counter()
-        row = trainer.step(step, lr=1e-6)
+        rows.append(trainer.step(step, lr=1e-6))
         seconds.append(time.perf_counter() - began)
-        tokens.append(row["response_length"])
-    return statistics.median(seconds[1:]), statistics.fmean(tokens[1:])
+    return Timing(statistics.median(seconds[1:]), statistics.fmean(r["response_length"] for r in rows[1:]),
+                  statistics.median(r["sample_seconds"] for r in rows[1:]),
+                  statistics.median(r["update_seconds"] for r in rows[1:]))
 
 
-def time_trl(config, model_path: Path, task, problems, steps: int) -> tuple[float, float]:
+def time_trl(config, model_path: Path, task, problems, steps: int) -> Timing:
     """Median seconds per TRL GRPOTrainer optimizer step and mean completion tokens."""
     import datasets
     from transformers import TrainerCallback
@@ -155,17 +171,17 @@ def time_trl(config, model_path: Path, task, problems, steps: int) -> tuple[floa
         trainer = GRPOTrainer(model=str(model_path), reward_funcs=reward, args=arguments, train_dataset=dataset,
                               processing_class=load_tokenizer(model_path), callbacks=[timer])
         trainer.train()
-    return statistics.median(timer.seconds[1:]), statistics.fmean(timer.tokens[1:])
+    return Timing(statistics.median(timer.seconds[1:]), statistics.fmean(timer.tokens[1:]))
 
 
-def time_floor(config, model_path: Path, task, problems, steps: int) -> tuple[float, float]:
+def time_floor(config, model_path: Path, task, problems, steps: int) -> Timing:
     """Median seconds of one `generate` plus one padded forward/backward/AdamW step."""
     from isobook.models import load_causal_lm
 
     model, tokenizer = load_causal_lm(model_path)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-6)
     tokenizer.padding_side = "left"
-    seconds, tokens = [], []
+    seconds, samples, updates, tokens = [], [], [], []
     for step in range(steps + 1):
         batch = problems[step * BATCH_PROBLEMS : (step + 1) * BATCH_PROBLEMS]
         began = time.perf_counter()
@@ -175,6 +191,7 @@ def time_floor(config, model_path: Path, task, problems, steps: int) -> tuple[fl
                                        top_p=config.sampling.top_p, top_k=0,
                                        max_new_tokens=config.sampling.max_new_tokens, num_return_sequences=GROUP,
                                        pad_token_id=tokenizer.pad_token_id)  # [256, Tp + T]
+        sampled = time.perf_counter()
         completion = sequences[:, prompt["input_ids"].shape[1]:]
         is_eos = completion == tokenizer.eos_token_id
         completion_mask = ((is_eos.cumsum(1) - is_eos.long()) == 0).long()  # [256, T], up to the first <eos>
@@ -188,9 +205,13 @@ def time_floor(config, model_path: Path, task, problems, steps: int) -> tuple[fl
         loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
-        seconds.append(time.perf_counter() - began)
+        finished = time.perf_counter()
+        seconds.append(finished - began)
+        samples.append(sampled - began)
+        updates.append(finished - sampled)
         tokens.append(float(completion_mask.sum(1).float().mean()))
-    return statistics.median(seconds[1:]), statistics.fmean(tokens[1:])
+    return Timing(statistics.median(seconds[1:]), statistics.fmean(tokens[1:]), statistics.median(samples[1:]),
+                  statistics.median(updates[1:]))
 
 
 if __name__ == "__main__":

@@ -16,6 +16,12 @@ def test_presets_load_and_defaults_match_the_cpu_preset() -> None:
     assert cpu == Config()
 
 
+def test_the_lr_anchor_file_grids_around_the_default() -> None:
+    anchor = load_config(ROOT / "params" / "lr-anchor.yaml")
+    assert anchor.recipe == Config().recipe  # the chosen anchor is the default
+    assert anchor.train.batch_rollouts == anchor.recipe.reference_batch
+
+
 def test_overrides_apply_on_top_of_the_file() -> None:
     config = load_config(ROOT / "params" / "smoke.yaml", ["sets.pool_size=123", "base_model.lr=5e-3",
                                                           "sets.easy=[0.25, 0.5]", "task.path=null"])

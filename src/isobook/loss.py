@@ -89,12 +89,6 @@ def decoupled_advantages(rewards: torch.Tensor, n_train: int, normalize_std: boo
     return advantages.gather(1, index), index
 
 
-def token_entropy(logits: torch.Tensor) -> torch.Tensor:
-    """Entropy of each next-token distribution, in nats. # [N, T, V] -> [N, T]"""
-    logp = torch.log_softmax(logits.float(), dim=-1)
-    return -(logp.exp() * logp).sum(dim=-1)
-
-
 def grpo_loss(logprobs: torch.Tensor, old_logprobs: torch.Tensor, engine_logprobs: torch.Tensor,
               advantages: torch.Tensor, mask: torch.Tensor, zero_variance: torch.Tensor,
               weights: LossWeights, ref_logprobs: torch.Tensor | None = None,

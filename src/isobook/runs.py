@@ -78,7 +78,8 @@ def run_grpo(config: Config, show_progress: bool = True) -> RunResult:
     try:
         if not state.metrics:
             began = time.perf_counter()
-            state.metrics.append({"step": 0, "rollouts": 0.0, "tokens": 0.0, **setup.measure(0, 0.0, state)})
+            scores = setup.measure(0, 0.0, state, validation=True, train_pass=0 in measure_pass_after)
+            state.metrics.append({"step": 0, "rollouts": 0.0, "tokens": 0.0, **scores})
             state.seconds += time.perf_counter() - began
         for step in range(start, total):
             began = time.perf_counter()
@@ -141,8 +142,8 @@ class _RunSetup:
         self.trainer = GRPOTrainer(self.model, reference, self.tokenizer, self.engine, self.task,
                                    self.train_problems, self.optimizer, settings)
 
-    def measure(self, step: int, rollouts: float, state: RunState, validation: bool = True,
-                train_pass: bool | None = None) -> dict[str, float]:
+    def measure(self, step: int, rollouts: float, state: RunState, validation: bool,
+                train_pass: bool) -> dict[str, float]:
         """Validation scores (returned) and training-set pass counts (appended to `state`)."""
         ev, sampling, seed = self.config.evaluation, self.config.sampling, self.config.system.seed
         began = time.perf_counter()
@@ -152,8 +153,6 @@ class _RunSetup:
             correct = correct_counts(self.engine, self.task, self.validation, ev.samples, sampling,
                                      step_seed(seed, EVAL_SEED, 0))
             scores = validation_scores(correct, ev.samples, ev.k)
-        if train_pass is None:
-            train_pass = step in train_pass_steps(self.config.train.batch_rollouts, step, ev)
         if train_pass:
             correct = correct_counts(self.engine, self.task, self.pass_problems, ev.train_pass_samples, sampling,
                                      step_seed(seed, TRAIN_PASS_SEED, 0))
