@@ -1,0 +1,92 @@
+"""From reward-versus-compute curves to the compute-optimal frontier (digest section 5).
+
+Input is a table of evaluation points, one row per (run, evaluation): the run's
+hyperparameters (``batch_problems``, ``n``, ...), ``rollouts`` spent and a metric column.
+The steps, each a pure function:
+
+1. `record_breaking`: bucketise a run's metric and keep the first point of each new best
+   bucket (noise cannot make a curve dip, and the running best is unchanged);
+2. `fit_curves`: a monotone sigmoid of the metric versus log2 rollouts per curve, fitted
+   on its record-breaking points and valid over the compute range the curve was measured on;
+3. `frontier`: the upper envelope of the fitted curves over a compute grid, with the
+   curve (e.g. the n) attaining it; each curve only competes inside the compute range it
+   was measured on;
+4. `fit_optimal`: a sigmoid of log2 n* versus log2 rollouts along the frontier;
+5. `sensitivity_spread`: how much final reward moves over B_p at fixed n versus over n at
+   fixed B_p (paper Figure 9);
+6. `pass_histogram`: per-problem pass@1 counts over training (paper Figure 12).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from isobook.fits import SigmoidFit, fit_sigmoid
+
+
+def record_breaking(metric: Sequence[float], bucket: float) -> np.ndarray:
+    """True at each point (in order of compute) whose bucket beats every earlier point's. # [points]"""
+    if bucket <= 0:
+        raise ValueError(f"bucket: must be > 0, got {bucket}")
+    levels = np.floor(np.asarray(metric, dtype=float) / bucket + 1e-9)
+    running_best = np.maximum.accumulate(levels)
+    earlier_best = np.concatenate([[-np.inf], running_best[:-1]])
+    return levels > earlier_best
+
+
+def fit_curves(points: pd.DataFrame, by: Sequence[str], metric: str, bucket: float = 0.01) -> dict[tuple, SigmoidFit]:
+    """A sigmoid fit per curve (the rows sharing the `by` columns), on its record-breaking
+    points with rollouts > 0 (the base model's point has no log compute)."""
+    fits = {}
+    for key, curve in points.groupby(list(by), sort=True):
+        curve = curve[curve["rollouts"] > 0].sort_values("rollouts")
+        kept = curve[record_breaking(curve[metric].to_numpy(), bucket)]
+        if len(kept) >= 2:
+            fit = fit_sigmoid(np.log2(kept["rollouts"]), kept[metric])
+            # The curve was measured over all its points, records or not.
+            span = np.log2(curve["rollouts"])
+            fits[key if isinstance(key, tuple) else (key,)] = replace(fit, x_min=float(span.min()),
+                                                                     x_max=float(span.max()))
+    return fits
+
+
+def frontier(fits: dict[tuple, SigmoidFit], log2_rollouts: Sequence[float], by: Sequence[str]) -> pd.DataFrame:
+    """The upper envelope of `fits` at each point of `log2_rollouts`: columns
+    ``log2_rollouts``, ``rollouts``, ``reward`` and the `by` columns of the best curve.
+    Points no curve covers are left out."""
+    rows = []
+    for x in log2_rollouts:
+        covering = {key: float(fit(x)) for key, fit in fits.items() if fit.x_min - 1e-9 <= x <= fit.x_max + 1e-9}
+        if not covering:
+            continue
+        key = max(covering, key=covering.get)
+        rows.append({"log2_rollouts": float(x), "rollouts": 2.0 ** x, "reward": covering[key], **dict(zip(by, key))})
+    return pd.DataFrame(rows)
+
+
+def fit_optimal(frontier_points: pd.DataFrame, column: str = "n") -> SigmoidFit:
+    """A sigmoid of log2 of the frontier's `column` (n* by default) versus log2 rollouts."""
+    return fit_sigmoid(frontier_points["log2_rollouts"], np.log2(frontier_points[column].astype(float)))
+
+
+def sensitivity_spread(final: pd.DataFrame, metric: str) -> dict[str, float]:
+    """Mean range (max - min) of `metric` over B_p at fixed n, and over n at fixed B_p.
+
+    `final`: one row per run with ``batch_problems``, ``n`` and `metric` at a common
+    budget; only groups with at least two runs count."""
+    def mean_range(fixed: str) -> float:
+        ranges = [g[metric].max() - g[metric].min() for _, g in final.groupby(fixed) if len(g) >= 2]
+        return float(np.mean(ranges)) if ranges else float("nan")
+
+    return {"over_batch_problems": mean_range("n"), "over_n": mean_range("batch_problems")}
+
+
+def pass_histogram(train_pass: pd.DataFrame) -> pd.DataFrame:
+    """Problems per pass@1 value at each measurement: rows ``rollouts``, columns the
+    pass@1 values (correct / samples), cells problem counts."""
+    table = train_pass.assign(pass_at_1=train_pass["correct"] / train_pass["samples"])
+    return table.pivot_table(index="rollouts", columns="pass_at_1", values="id", aggfunc="count", fill_value=0)

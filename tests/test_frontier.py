@@ -1,0 +1,120 @@
+"""Frontier analysis on synthetic curves whose answers are known."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from isobook.fits import fit_sigmoid, sigmoid
+from isobook.frontier import (fit_curves, fit_optimal, frontier, pass_histogram, record_breaking,
+                              sensitivity_spread)
+from isobook.planner import held_out_check, plan
+
+N_VALUES = [2, 4, 8, 16, 32]
+X = np.arange(6.0, 18.01, 0.5)  # log2 rollouts, 64 to 262k
+
+
+def true_curve(n: int, x: np.ndarray) -> np.ndarray:
+    """Small n rises early and plateaus low; large n rises late and higher (the paper's shape)."""
+    return sigmoid(x, 0.1, 0.4 + 0.08 * np.log2(n), 8.0 + 0.8 * np.log2(n), 1.5)
+
+
+def family(noise: float = 0.0, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = [{"n": n, "batch_problems": 32, "rollouts": 2.0 ** x, "val_avg@4": float(y)}
+            for n in N_VALUES for x, y in zip(X, true_curve(n, X) + rng.normal(0, noise, len(X)))]
+    return pd.DataFrame(rows)
+
+
+def test_a_noiseless_sigmoid_is_recovered() -> None:
+    fit = fit_sigmoid(X, sigmoid(X, 0.1, 0.6, 10.4, 1.5))
+    assert fit.midpoint == pytest.approx(10.4, rel=0.05)
+    assert (fit.low, fit.high, fit.slope) == pytest.approx((0.1, 0.7, 1.5), rel=0.05)
+    assert fit.rmse < 1e-4 and (fit.x_min, fit.x_max) == (6.0, 18.0)
+    with pytest.raises(ValueError, match="at least 2 paired points"):
+        fit_sigmoid([1.0], [0.5])
+
+
+def test_record_breaking_keeps_first_points_of_new_best_buckets() -> None:
+    assert record_breaking([0.10, 0.105, 0.12, 0.115, 0.13], bucket=0.01).tolist() == [True, False, True, False, True]
+    with pytest.raises(ValueError, match="bucket: must be > 0"):
+        record_breaking([0.1], bucket=0.0)
+
+
+def test_the_record_breaking_filter_leaves_the_frontier_unchanged() -> None:
+    points = family(noise=0.03, seed=1)
+    bucket = 0.01
+    for _, curve in points.groupby("n"):
+        levels = np.floor(curve["val_avg@4"].to_numpy() / bucket + 1e-9)
+        kept = record_breaking(curve["val_avg@4"], bucket)
+        # the running best bucket at every point is the same from the kept points alone
+        from_kept = np.maximum.accumulate(np.where(kept, levels, -np.inf))
+        assert (from_kept == np.maximum.accumulate(levels)).all()
+        assert kept.sum() < len(kept)  # noise made some points not records
+
+
+def test_the_frontier_follows_the_best_curve_and_n_star_rises() -> None:
+    fits = fit_curves(family(), by=["n"], metric="val_avg@4")
+    assert sorted(fits) == [(n,) for n in N_VALUES]
+    edge = frontier(fits, X, by=["n"])
+    truth = np.array([max(N_VALUES, key=lambda n: true_curve(n, np.array([x]))[0]) for x in X])
+    assert (edge["n"].to_numpy() == truth).mean() >= 0.9  # fits ~ truth; ties near crossings may flip
+    assert (np.diff(edge["n"].to_numpy()) >= 0).all()  # n* grows with compute
+    assert edge["n"].iloc[0] == 2 and edge["n"].iloc[-1] == 32
+    # a curve competes only where it was measured
+    short = {key: fit for key, fit in fits.items()}
+    short[(32,)] = fit_sigmoid(X[:8], true_curve(32, X[:8]))
+    assert 32 not in frontier(short, X[10:], by=["n"])["n"].tolist()
+
+
+def test_a_sigmoid_of_log_n_star_is_recovered() -> None:
+    x = np.arange(8.0, 20.01, 0.25)
+    points = pd.DataFrame({"log2_rollouts": x, "n": 2.0 ** sigmoid(x, 1.0, 5.0, 13.0, 0.9)})
+    fit = fit_optimal(points)
+    assert fit.midpoint == pytest.approx(13.0, rel=0.05)
+    assert (fit.low, fit.high) == pytest.approx((1.0, 6.0), rel=0.05)
+
+
+def test_sensitivity_spread_compares_ranges_over_b_p_and_over_n() -> None:
+    final = pd.DataFrame({"batch_problems": [8, 16, 8, 16], "n": [4, 4, 8, 8], "avg": [0.50, 0.52, 0.60, 0.61]})
+    spread = sensitivity_spread(final, "avg")
+    assert spread["over_batch_problems"] == pytest.approx((0.02 + 0.01) / 2)
+    assert spread["over_n"] == pytest.approx((0.10 + 0.09) / 2)
+
+
+def test_pass_histogram_counts_problems_per_pass_rate() -> None:
+    train_pass = pd.DataFrame({"rollouts": [0, 0, 0, 512, 512, 512], "id": list("abcabc"),
+                               "correct": [0, 0, 4, 2, 4, 4], "samples": 4})
+    table = pass_histogram(train_pass)
+    assert table.loc[0].to_dict() == {0.0: 2, 0.5: 0, 1.0: 1}
+    assert table.loc[512].to_dict() == {0.0: 0, 0.5: 1, 1.0: 2}
+
+
+def test_plan_rounds_n_in_log_space_and_gives_m_the_rest() -> None:
+    n_star = fit_sigmoid(X, sigmoid(X, 1.0, 4.0, 12.0, 1.0))  # log2 n* from 2 to 32
+    small, large = plan(2**8, n_star, 8, N_VALUES), plan(2**17, n_star, 8, N_VALUES)
+    assert (small.n, large.n) == (2, 32)
+    assert large.steps == 2**17 // (8 * 32)
+    with pytest.raises(ValueError, match="buy no update"):
+        plan(4, n_star, 8, N_VALUES)
+
+
+def test_held_out_check_predicts_the_frontier_n_from_smaller_budgets() -> None:
+    fits = fit_curves(family(), by=["n"], metric="val_avg@4")
+    settled = held_out_check(fits, budget=2.0**16)  # n* saturated by budget / 4: predicted right
+    assert (settled["predicted_n"], settled["measured_n"], settled["regret"]) == (32, 32, 0.0)
+    early = held_out_check(fits, budget=2.0**14)  # n* still climbing: extrapolation falls short
+    assert early["measured_n"] == 32 and early["predicted_n"] < 32
+    assert early["regret"] == pytest.approx(early["frontier_reward"] - float(fits[(early["predicted_n"],)](14.0)))
+    assert early["regret"] > 0
+
+
+def test_at_fixed_batch_the_frontier_names_both_n_and_b_p() -> None:
+    # B = 64 rollouts per update: (B_p, n) = (32, 2), (8, 8), (2, 32) share the compute axis,
+    # so the frontier over steps M = rollouts / B says which split wins at each M.
+    points = family()
+    points = points[points["n"].isin([2, 8, 32])].assign(batch_problems=lambda t: 64 // t["n"])
+    fits = fit_curves(points, by=["batch_problems", "n"], metric="val_avg@4")
+    edge = frontier(fits, X, by=["batch_problems", "n"]).assign(steps=lambda t: t["rollouts"] / 64)
+    assert (edge["batch_problems"] * edge["n"] == 64).all()
+    assert edge.iloc[0][["batch_problems", "n"]].tolist() == [32, 2]  # few steps: many problems
+    assert edge.iloc[-1][["batch_problems", "n"]].tolist() == [2, 32]  # many steps: large n
