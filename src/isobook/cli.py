@@ -3,6 +3,7 @@
     isobook base-model --params params/cpu.yaml            # build or reuse the base model
     isobook sets --params params/cpu.yaml sets.pool_size=4000   # base model + problem sets
     isobook train --params params/cpu.yaml train.set=hard train.batch_problems=16 train.budget=40960
+    isobook sweep --params params/cpu.yaml "sweep.rollouts_per_problem=[4, 8, 16]" sweep.workers=2
 
 Any ``section.field=value`` after the command overrides the params file.
 """
@@ -12,12 +13,14 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 from isobook.base_model import ensure_base_model
 from isobook.config import ConfigError, load_config
 from isobook.pipeline import prepare_sets
-from isobook.report import print_run_summary, print_sets_summary
+from isobook.report import print_run_summary, print_sets_summary, print_sweep_summary
 from isobook.runs import run_grpo
+from isobook.sweeps import run_sweep
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,7 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     for name, text in (("base-model", "build (or reuse) the base model"),
                        ("sets", "build the base model, profile a pool, write the problem sets"),
-                       ("train", "one GRPO run (reused, resumed or extended from the run store)")):
+                       ("train", "one GRPO run (reused, resumed or extended from the run store)"),
+                       ("sweep", "a grid of GRPO runs (sweep.*), locally or on Ray")):
         command = commands.add_parser(name, help=text)
         command.add_argument("--params", help="YAML params file (e.g. params/cpu.yaml)")
         command.add_argument("overrides", nargs="*", help="section.field=value overrides")
@@ -45,6 +49,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"run {run.status} ({run.updates_made} updates in {time.perf_counter() - began:.1f} s): "
               f"{run.folder.resolve()}")
         return 0 if run.status == "finished" else 1
+    elif args.command == "sweep":
+        outcomes = run_sweep(config)
+        print_sweep_summary(outcomes)
+        finished = int((outcomes["status"] == "finished").sum())
+        print(f"sweep: {finished} of {len(outcomes)} runs finished in {time.perf_counter() - began:.1f} s; "
+              f"runs in {(Path(config.system.outputs) / 'runs').resolve()}")
+        return 0 if finished == len(outcomes) else 1
     else:
         result = prepare_sets(config)
         print_sets_summary(result.summary)

@@ -9,7 +9,7 @@ Sections: ``model`` (which base model), ``task`` (which problem family), ``base_
 (how isobook trains its own base model), ``sampling`` (rollout decoding), ``sets``
 (difficulty profiling and the problem sets), ``train`` (one GRPO run: set, B_p, n,
 budget), ``recipe`` (the loss and optimizer), ``evaluation`` (what is measured when),
-``system`` (seed, threads, output folder).
+``sweep`` (a grid of runs and where they execute), ``system`` (seed, threads, output folder).
 """
 
 from __future__ import annotations
@@ -173,6 +173,8 @@ class TrainConfig:
     rollouts_per_problem: int = option(8, "n: rollouts per problem (GRPO group size)", low=2)
     budget: int = option(16384, "rollouts to spend in all (C); steps M = budget // (B_p * n); a power "
                          "of two lands on the evaluation grid", low=1)
+    seed: int = option(0, "seed of the run's problem order and sampling (system.seed picks the "
+                       "base model and the sets)", low=0)
     n_train: int | None = option(
         None, "decoupled baseline (paper App. C): train on a random n_train of the n rollouts "
         "(baseline from all n); None trains on all", low=1)
@@ -249,6 +251,38 @@ class EvaluationConfig:
 
 
 @dataclass(frozen=True)
+class SweepConfig:
+    """A grid of GRPO runs (paper section 5): every (set, B_p, n, seed) with B_p * n <= max_batch,
+    each run to `budget` rollouts (its curve gives every smaller budget too).
+
+    Runs come from the run store, so finished runs are reused and a larger budget extends
+    them. ``executor: local`` runs `workers` processes on this machine; ``ray`` sends each
+    run to a Ray cluster (``ray_address``; none starts a local one) as a task asking for
+    `threads_per_worker` CPUs (and `gpus_per_run` GPUs)."""
+
+    sets: tuple[str, ...] = option(("easy",), "problem sets to sweep")
+    batch_problems: tuple[int, ...] = option((8, 16, 32), "B_p values (powers of two)")
+    rollouts_per_problem: tuple[int, ...] = option((4, 8, 16, 32), "n values (powers of two)")
+    max_batch: int = option(512, "B_max: largest B = B_p * n run", low=1)
+    budget: int = option(16384, "rollouts per run (C of the longest point of each curve)", low=1)
+    seeds: tuple[int, ...] = option((0,), "train.seed values")
+    executor: str = option("local", "where runs execute: local, ray", choices=("local", "ray"))
+    workers: int = option(2, "local: runs at a time", low=1)
+    threads_per_worker: int = option(1, "torch threads per run (one per core beats two per run for "
+                                     "small models)", low=1)
+    gpus_per_run: float = option(0.0, "ray: GPUs each run asks for", low=0.0)
+    ray_address: str | None = option(None, "ray: cluster address ('auto', 'ray://host:10001'); none starts "
+                                     "a local cluster")
+
+    def __post_init__(self) -> None:
+        for name in ("batch_problems", "rollouts_per_problem"):
+            values = getattr(self, name)
+            bad = [v for v in values if v < 1 or v & (v - 1)]
+            if bad or not values:
+                raise ConfigError(f"sweep.{name}: needs powers of two, got {list(values)}")
+
+
+@dataclass(frozen=True)
 class SystemConfig:
     """Where and how work runs."""
 
@@ -269,12 +303,15 @@ class Config:
     train: TrainConfig = field(default_factory=TrainConfig)
     recipe: RecipeConfig = field(default_factory=RecipeConfig)
     evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
+    sweep: SweepConfig = field(default_factory=SweepConfig)
     system: SystemConfig = field(default_factory=SystemConfig)
 
     def __post_init__(self) -> None:
         names = self.set_names()
-        if self.train.set not in names:
-            raise ConfigError(f"train.set: {self.train.set!r} is not a problem set; allowed: {', '.join(names)}")
+        for where, chosen in (("train.set", (self.train.set,)), ("sweep.sets", self.sweep.sets)):
+            unknown = [name for name in chosen if name not in names]
+            if unknown:
+                raise ConfigError(f"{where}: {unknown[0]!r} is not a problem set; allowed: {', '.join(names)}")
 
     def set_names(self) -> tuple[str, ...]:
         """Every problem set `isobook sets` builds under this config."""

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import pandas as pd
 
 from rich.console import Console
 from rich.table import Table
@@ -50,3 +53,15 @@ def print_run_summary(run: RunResult, k: int, console: Console | None = None) ->
     console.print(table)
     if run.reason:
         console.print(f"[red]stopped: {run.reason}[/red]")
+
+
+def print_sweep_summary(outcomes: pd.DataFrame, console: Console | None = None) -> None:
+    """One line per run of a sweep: its grid point, status and, if it did not finish, why."""
+    console = console or Console()
+    table = Table(title=f"Sweep: {len(outcomes)} runs")
+    for column in ("set", "B_p", "n", "seed", "status", "run"):
+        table.add_column(column, justify="right" if column in ("B_p", "n", "seed") else "left")
+    for row in outcomes.itertuples(index=False):
+        detail = Path(row.folder).name if row.status == "finished" else f"{Path(row.folder).name}: {row.reason}"
+        table.add_row(row.set, str(row.batch_problems), str(row.n), str(row.seed), row.status, detail)
+    console.print(table)

@@ -38,7 +38,7 @@ def run_name(config: Config) -> str:
     t = config.train
     digest = fingerprint(sets_id(config), replace(t, budget=0), config.recipe,
                          replace(config.evaluation, checkpoint_every=0))
-    return f"{t.set}-bp{t.batch_problems}-n{t.rollouts_per_problem}-s{config.system.seed}-{digest}"
+    return f"{t.set}-bp{t.batch_problems}-n{t.rollouts_per_problem}-s{t.seed}-{digest}"
 
 
 def run_folder(config: Config) -> Path:
@@ -86,7 +86,11 @@ def load_checkpoint(folder: Path, model: torch.nn.Module, optimizer: torch.optim
     path = folder / "state.pt"
     if not path.is_file():
         return None
-    saved = torch.load(path, weights_only=False)
+    try:
+        saved = torch.load(path, weights_only=False)
+    except Exception as error:  # noqa: BLE001 - any unreadable file gets the same advice
+        raise RuntimeError(f"{path}: unreadable checkpoint ({type(error).__name__}: {error}); "
+                           "delete it to restart this run from scratch") from error
     model.load_state_dict(saved["model"])
     optimizer.load_state_dict(saved["optimizer"])
     return RunState(saved["steps"], saved["metrics"], saved["train_pass"], saved["seconds"])

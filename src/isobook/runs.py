@@ -138,14 +138,14 @@ class _RunSetup:
         self.engine = TorchEngine(self.model, self.tokenizer, config.sampling.batch_rollouts)
         settings = TrainerSettings(train=config.train, sampling=config.sampling, weights=weights,
                                    normalize_std=config.recipe.normalize_std, grad_clip=config.recipe.grad_clip,
-                                   row_tokens=max(config.model.max_positions, 16), seed=config.system.seed)
+                                   row_tokens=max(config.model.max_positions, 16), seed=config.train.seed)
         self.trainer = GRPOTrainer(self.model, reference, self.tokenizer, self.engine, self.task,
                                    self.train_problems, self.optimizer, settings)
 
     def measure(self, step: int, rollouts: float, state: RunState, validation: bool,
                 train_pass: bool) -> dict[str, float]:
         """Validation scores (returned) and training-set pass counts (appended to `state`)."""
-        ev, sampling, seed = self.config.evaluation, self.config.sampling, self.config.system.seed
+        ev, sampling, seed = self.config.evaluation, self.config.sampling, self.config.train.seed
         began = time.perf_counter()
         self.model.eval()
         scores: dict[str, float] = {}
