@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml Makefile
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(VENV)/bin/python -m pip install --quiet "$(TORCH)"
-	$(VENV)/bin/python -m pip install --quiet -e ".[dev]"
+	$(VENV)/bin/python -m pip install --quiet -e ".[book,dev]"
 	touch $(STAMP)
 
 main: $(STAMP)
