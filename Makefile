@@ -2,7 +2,8 @@
 # environment (.venv) first: torch is installed on its own, before everything else, so
 # that no dependency pulls a CUDA build onto a CPU machine.
 #
-#   make main     base model + problem sets (params/cpu.yaml), prints where they are
+#   make main     the book (params/cpu.yaml): base model, sets, runs, every chapter executed,
+#                 Jupyter Book HTML; prints the path of the built index.html last
 #   make test     the test suite
 #
 # Variables: PARAMS=params/smoke.yaml, TORCH="torch==2.13.0" (e.g. a CUDA build on a GPU box).
@@ -25,7 +26,7 @@ $(STAMP): pyproject.toml Makefile
 	touch $(STAMP)
 
 main: $(STAMP)
-	$(VENV)/bin/isobook sets --params $(PARAMS)
+	$(VENV)/bin/isobook book --params $(PARAMS)
 
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest -q

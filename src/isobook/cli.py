@@ -4,6 +4,7 @@
     isobook sets --params params/cpu.yaml sets.pool_size=4000   # base model + problem sets
     isobook train --params params/cpu.yaml train.set=hard train.batch_problems=16 train.budget=40960
     isobook sweep --params params/cpu.yaml "sweep.rollouts_per_problem=[4, 8, 16]" sweep.workers=2
+    isobook book --params params/smoke.yaml                 # execute the chapters, build the HTML book
 
 Any ``section.field=value`` after the command overrides the params file.
 """
@@ -16,6 +17,7 @@ import time
 from pathlib import Path
 
 from isobook.base_model import ensure_base_model
+from isobook.book import build_book
 from isobook.config import ConfigError, load_config
 from isobook.pipeline import prepare_sets
 from isobook.report import print_run_summary, print_sets_summary, print_sweep_summary
@@ -29,7 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, text in (("base-model", "build (or reuse) the base model"),
                        ("sets", "build the base model, profile a pool, write the problem sets"),
                        ("train", "one GRPO run (reused, resumed or extended from the run store)"),
-                       ("sweep", "a grid of GRPO runs (sweep.*), locally or on Ray")):
+                       ("sweep", "a grid of GRPO runs (sweep.*), locally or on Ray"),
+                       ("book", "execute every chapter with papermill and build the HTML book")):
         command = commands.add_parser(name, help=text)
         command.add_argument("--params", help="YAML params file (e.g. params/cpu.yaml)")
         command.add_argument("overrides", nargs="*", help="section.field=value overrides")
@@ -49,6 +52,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"run {run.status} ({run.updates_made} updates in {time.perf_counter() - began:.1f} s): "
               f"{run.folder.resolve()}")
         return 0 if run.status == "finished" else 1
+    elif args.command == "book":
+        index = build_book(args.params or "params/cpu.yaml", args.overrides)
+        print(f"book built in {time.perf_counter() - began:.1f} s: {index.resolve()}")
     elif args.command == "sweep":
         outcomes = run_sweep(config)
         print_sweep_summary(outcomes)
