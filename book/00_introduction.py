@@ -29,7 +29,8 @@
 
 # %% tags=["parameters"]
 params = "params/cpu.yaml"  # a preset from params/; papermill: -p params params/smoke.yaml
-overrides = []  # list of section.field=value strings
+# Overrides as on the command line: a list of "section.field=value" strings.
+overrides = []
 
 # %%
 import pandas as pd
