@@ -4,7 +4,7 @@
 #
 #   make main     the book (params/cpu.yaml): base model, sets, runs, every chapter executed,
 #                 Jupyter Book HTML; prints the path of the built index.html last
-#   make test     the test suite
+#   make test     the test suite (installs Debian's chromium for the browser test if absent)
 #
 # Variables: PARAMS=params/smoke.yaml, TORCH="torch==2.13.0" (e.g. a CUDA build on a GPU box).
 
@@ -14,7 +14,7 @@ PARAMS ?= params/cpu.yaml
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: main test venv
+.PHONY: main test venv browser
 
 venv: $(STAMP)
 
@@ -28,5 +28,12 @@ $(STAMP): pyproject.toml Makefile
 main: $(STAMP)
 	$(VENV)/bin/isobook book --params $(PARAMS)
 
-test: $(STAMP)
+# The book's browser test reads the built pages in Debian's Chromium (installed if absent).
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+		apt-get install -y -qq chromium >/dev/null 2>&1 || \
+		(apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || \
+		(echo "make test: needs Debian's chromium for the book's browser test (apt-get install chromium)" && false)
+
+test: $(STAMP) browser
 	$(VENV)/bin/python -m pytest -q

@@ -1,25 +1,69 @@
-"""The book on the smoke preset: chapters executed by papermill, built by Jupyter Book 1."""
+"""The book on the smoke preset: chapters executed by papermill, built by Jupyter Book 1,
+and read in headless Chromium with the network blocked."""
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
+
+import pytest
 
 from isobook.book import ROOT, build_book, chapters
 
 
-def test_the_smoke_book_builds_from_executed_chapters_without_touching_the_sources(outputs_with_sets: Path) -> None:
-    sources = {c: hashlib.sha256((ROOT / f"{c}.py").read_bytes()).hexdigest() for c in chapters()}
-    index = build_book(str(ROOT / "params" / "smoke.yaml"), [f"system.outputs={outputs_with_sets}"])
-    assert index == outputs_with_sets / "book" / "html" / "index.html" and index.is_file()
+def digests() -> dict[str, str]:
+    return {c: hashlib.sha256((ROOT / f"{c}.py").read_bytes()).hexdigest() for c in chapters()}
+
+
+@pytest.fixture(scope="module")
+def built(smoke_outputs: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, str]]:
+    """The smoke book built once: (outputs folder, index.html, source digests before the build)."""
+    outputs = tmp_path_factory.mktemp("book") / "outputs"
+    shutil.copytree(smoke_outputs, outputs)
+    before = digests()
+    return outputs, build_book(str(ROOT / "params" / "smoke.yaml"), [f"system.outputs={outputs}"]), before
+
+
+def test_the_smoke_book_builds_from_executed_chapters_without_touching_the_sources(built) -> None:
+    outputs, index, before = built
+    assert index == outputs / "book" / "html" / "index.html" and index.is_file()
     for chapter in chapters():
         name = Path(chapter).name
-        notebook = json.loads((outputs_with_sets / "book" / "notebooks" / f"{name}.ipynb").read_text())
+        notebook = json.loads((outputs / "book" / "notebooks" / f"{name}.ipynb").read_text())
         injected = [c for c in notebook["cells"] if "injected-parameters" in c["metadata"].get("tags", [])]
         assert len(injected) == 1 and "smoke.yaml" in "".join(injected[0]["source"])
         errors = [o for c in notebook["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]
         assert not errors
         page = (index.parent / f"{chapter}.html").read_text()
         assert "<img" in page and ".svg" in page  # charts are local SVG files, not CDN-rendered
-    images = list((index.parent / "_images").glob("*.svg"))
-    assert images and all(p.read_text().startswith("<svg") for p in images)
-    assert sources == {c: hashlib.sha256((ROOT / f"{c}.py").read_bytes()).hexdigest() for c in chapters()}
+        assert 'src="http' not in page  # no script or image from the network (MathJax is local)
+    assert (index.parent / "mathjax" / "tex-mml-chtml.js").is_file()
+    assert before == digests()
+
+
+def test_every_chapter_renders_its_charts_and_math_offline_in_chromium(built) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert chromium, "Debian's chromium is needed (make test installs it)"
+    _, index, _ = built
+    fetched: list[str] = []
+
+    def block_the_network(route) -> None:
+        if route.request.url.startswith(("http://", "https://")):
+            fetched.append(route.request.url)
+            route.abort()
+        else:
+            route.continue_()
+
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        page = browser.new_page()
+        page.route("**/*", block_the_network)
+        for chapter in chapters():
+            page.goto((index.parent / f"{chapter}.html").as_uri())
+            page.wait_for_load_state("load")
+            widths = page.eval_on_selector_all("img[src$='.svg']", "images => images.map(i => i.naturalWidth)")
+            assert widths and all(width > 0 for width in widths), chapter  # every chart drawn
+            page.wait_for_selector("mjx-container", timeout=30_000)  # MathJax typeset the formulas
+        browser.close()
+    assert fetched == []
