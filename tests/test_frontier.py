@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 
 from isobook.fits import fit_sigmoid, sigmoid
-from isobook.frontier import (fit_curves, fit_optimal, frontier, pass_histogram, record_breaking,
-                              sensitivity_spread)
+from isobook.frontier import (fit_curves, fit_optimal, frontier, measured_frontier, pass_histogram,
+                              record_breaking, sensitivity_spread)
 from isobook.planner import held_out_check, plan
 
 N_VALUES = [2, 4, 8, 16, 32]
@@ -118,3 +118,14 @@ def test_at_fixed_batch_the_frontier_names_both_n_and_b_p() -> None:
     assert (edge["batch_problems"] * edge["n"] == 64).all()
     assert edge.iloc[0][["batch_problems", "n"]].tolist() == [32, 2]  # few steps: many problems
     assert edge.iloc[-1][["batch_problems", "n"]].tolist() == [2, 32]  # many steps: large n
+
+
+def test_the_measured_frontier_takes_running_bests_within_each_curves_range() -> None:
+    points = pd.DataFrame({"n": [2, 2, 2, 8, 8], "rollouts": [64.0, 128.0, 256.0, 128.0, 256.0],
+                           "avg": [0.5, 0.4, 0.55, 0.45, 0.7]})
+    edge = measured_frontier(points, [6.0, 7.0, 8.0, 9.0], by=["n"], metric="avg")
+    assert edge["n"].tolist() == [2, 2, 8]  # 512 rollouts: no curve was run that far
+    assert edge["reward"].tolist() == [0.5, 0.5, 0.7]  # n=2 keeps its 0.5 at 128 (running best)
+    fits_edge = frontier(fit_curves(family(), by=["n"], metric="val_avg@4"), X, by=["n"])
+    raw_edge = measured_frontier(family(), X, by=["n"], metric="val_avg@4")
+    assert (fits_edge["n"].to_numpy() == raw_edge["n"].to_numpy()).mean() >= 0.9  # noiseless: they agree

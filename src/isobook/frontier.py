@@ -11,7 +11,8 @@ The steps, each a pure function:
 3. `frontier`: the upper envelope of the fitted curves over a compute grid, with the
    curve (e.g. the n) attaining it; each curve only competes inside the compute range it
    was measured on;
-4. `fit_optimal`: a sigmoid of log2 n* versus log2 rollouts along the frontier;
+4. `fit_optimal`: a sigmoid of log2 n* versus log2 rollouts along the frontier
+   (`measured_frontier` gives the same envelope from the raw running bests, as a check);
 5. `sensitivity_spread`: how much final reward moves over B_p at fixed n versus over n at
    fixed B_p (paper Figure 9);
 6. `pass_histogram`: per-problem pass@1 counts over training (paper Figure 12).
@@ -65,6 +66,27 @@ def frontier(fits: dict[tuple, SigmoidFit], log2_rollouts: Sequence[float], by: 
             continue
         key = max(covering, key=covering.get)
         rows.append({"log2_rollouts": float(x), "rollouts": 2.0 ** x, "reward": covering[key], **dict(zip(by, key))})
+    return pd.DataFrame(rows)
+
+
+def measured_frontier(points: pd.DataFrame, log2_rollouts: Sequence[float], by: Sequence[str],
+                      metric: str) -> pd.DataFrame:
+    """The frontier without fits: at each compute, the best running-best `metric` any curve
+    had reached by then (each curve counted only up to the compute it was run to); same
+    columns as `frontier`. A check on the fitted frontier where curves lie close."""
+    curves = []
+    for key, curve in points.groupby(list(by), sort=True):
+        curve = curve.sort_values("rollouts")
+        curves.append((key if isinstance(key, tuple) else (key,), curve["rollouts"].to_numpy(),
+                       np.maximum.accumulate(curve[metric].to_numpy())))
+    rows = []
+    for x in log2_rollouts:
+        compute = 2.0 ** x
+        reached = {key: float(best[rollouts <= compute * (1 + 1e-9)][-1]) for key, rollouts, best in curves
+                   if rollouts[0] <= compute * (1 + 1e-9) <= rollouts[-1] * (1 + 1e-9)}
+        if reached:
+            key = max(reached, key=reached.get)
+            rows.append({"log2_rollouts": float(x), "rollouts": compute, "reward": reached[key], **dict(zip(by, key))})
     return pd.DataFrame(rows)
 
 
