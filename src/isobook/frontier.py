@@ -66,7 +66,7 @@ def frontier(fits: dict[tuple, SigmoidFit], log2_rollouts: Sequence[float], by: 
             continue
         key = max(covering, key=covering.get)
         rows.append({"log2_rollouts": float(x), "rollouts": 2.0 ** x, "reward": covering[key], **dict(zip(by, key))})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["log2_rollouts", "rollouts", "reward", *by])
 
 
 def measured_frontier(points: pd.DataFrame, log2_rollouts: Sequence[float], by: Sequence[str],
@@ -87,7 +87,7 @@ def measured_frontier(points: pd.DataFrame, log2_rollouts: Sequence[float], by: 
         if reached:
             key = max(reached, key=reached.get)
             rows.append({"log2_rollouts": float(x), "rollouts": compute, "reward": reached[key], **dict(zip(by, key))})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["log2_rollouts", "rollouts", "reward", *by])
 
 
 def fit_optimal(frontier_points: pd.DataFrame, column: str = "n") -> SigmoidFit:

@@ -5,6 +5,8 @@
     config = load_config("params/cpu.yaml", ["sweep.rollouts_per_problem=[4, 8, 16]"])
     outcomes = run_sweep(config)         # one row per run: its folder, status, reason
     points = sweep_points(config)        # every evaluation point of every finished run
+    subset = [c for c in sweep_configs(config) if c.train.batch_rollouts == 128]
+    run_configs(subset, config); run_points(subset, config.evaluation.k)   # part of a grid
 
 Every run goes through the run store (`runs.run_grpo`), so a rerun reuses finished runs
 and a larger ``sweep.budget`` extends them. The base model and the sets are built once,
@@ -51,25 +53,34 @@ def sweep_configs(config: Config) -> list[Config]:
 def run_sweep(config: Config, show_progress: bool = True) -> pd.DataFrame:
     """Execute the sweep `config.sweep` describes; one row per run (grid columns, ``folder``,
     ``status``: finished / failed / error, ``reason``)."""
-    configs = sweep_configs(config)
+    return run_configs(sweep_configs(config), config, show_progress)
+
+
+def run_configs(configs: list[Config], config: Config, show_progress: bool = True) -> pd.DataFrame:
+    """Execute `configs` (e.g. a subset of `sweep_configs`) with `config.sweep`'s executor."""
     prepare_sets(config)
     execute = _run_locally if config.sweep.executor == "local" else _run_on_ray
-    outcomes = execute(configs, config, show_progress)
+    outcomes = execute(configs, config, show_progress) if configs else []
     rows = [{**_grid_row(c), "folder": str(run_folder(c)), **outcome} for c, outcome in zip(configs, outcomes)]
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=[*GRID_COLUMNS, "folder", "status", "reason"])
 
 
 def sweep_points(config: Config) -> pd.DataFrame:
     """Every evaluation point (row 0, the base model, included) of every finished run of
     the sweep: the grid columns, ``rollouts``, ``tokens``, ``step`` and the ``val_*`` scores."""
+    return run_points(sweep_configs(config), config.evaluation.k)
+
+
+def run_points(configs: list[Config], k: int) -> pd.DataFrame:
+    """`sweep_points` for any list of run configs; runs not finished are left out."""
     frames = []
-    for run in sweep_configs(config):
+    for run in configs:
         folder = run_folder(run)
         status = read_status(folder)
         if not status or status["status"] != "finished":
             continue
         metrics = read_metrics(folder)
-        evaluated = metrics.dropna(subset=[f"val_avg@{config.evaluation.k}"])
+        evaluated = metrics.dropna(subset=[f"val_avg@{k}"])
         evaluated = evaluated[evaluated["rollouts"] <= run.train.budget]
         columns = ["step", "rollouts", "tokens", *[c for c in metrics.columns if c.startswith("val_")]]
         frames.append(evaluated[columns].assign(**_grid_row(run)))
