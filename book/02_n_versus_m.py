@@ -20,6 +20,7 @@
 params = "params/cpu.yaml"  # a preset from params/; the grid is its sweep section
 # Overrides as on the command line: a list of "section.field=value" strings.
 overrides = []
+budget = None  # rollouts per run; None keeps the params file's sweep.budget
 metric = "val_avg@4"
 
 # %%
@@ -34,7 +35,7 @@ from isobook.frontier import fit_curves, fit_optimal, frontier, measured_frontie
 from isobook.sweeps import run_sweep, sweep_points
 
 use_offline_renderer()
-config = load_config(params, overrides)
+config = load_config(params, [*overrides, *([f"sweep.budget={budget}"] if budget else [])])
 batch_problems = config.sweep.batch_problems[0]
 grid = replace(config, sweep=replace(config.sweep, batch_problems=(batch_problems,)))
 outcomes = run_sweep(grid, show_progress=False)

@@ -20,6 +20,7 @@
 params = "params/cpu.yaml"  # a preset from params/; the grid is its sweep section
 # Overrides as on the command line: a list of "section.field=value" strings.
 overrides = []
+budget = None  # rollouts per run; None keeps the params file's sweep.budget
 metric = "val_avg@4"
 
 # %%
@@ -34,7 +35,7 @@ from isobook.frontier import fit_curves, frontier, measured_frontier, sensitivit
 from isobook.sweeps import run_configs, run_points, sweep_configs
 
 use_offline_renderer()
-config = load_config(params, overrides)
+config = load_config(params, [*overrides, *([f"sweep.budget={budget}"] if budget else [])])
 grid = sweep_configs(config)
 # The batch size that the sweep's grid splits in the most ways (the smallest among ties).
 splits = Counter(c.train.batch_rollouts for c in grid)

@@ -67,3 +67,26 @@ def test_every_chapter_renders_its_charts_and_math_offline_in_chromium(built) ->
             page.wait_for_selector("mjx-container", timeout=30_000)  # MathJax typeset the formulas
         browser.close()
     assert fetched == []
+
+
+def test_a_chapter_rerun_with_a_larger_budget_extends_its_runs(built, tmp_path: Path) -> None:
+    import jupytext
+    import papermill
+    import pandas as pd
+
+    outputs, _, _ = built
+    runs = sorted((outputs / "runs").glob("easy-bp4-*"))
+    before = {run.name: pd.read_parquet(run / "metrics.parquet") for run in runs}
+    assert before and all(json.loads((run / "status.json").read_text())["rollouts"] == 512 for run in runs)
+    notebook = tmp_path / "02.ipynb"
+    jupytext.write(jupytext.read(ROOT / "book" / "02_n_versus_m.py"), notebook)
+    papermill.execute_notebook(str(notebook), str(tmp_path / "02-out.ipynb"), kernel_name="python3", cwd=str(ROOT),
+                               progress_bar=False, parameters={"params": str(ROOT / "params" / "smoke.yaml"),
+                                                               "overrides": [f"system.outputs={outputs}"],
+                                                               "budget": 1024})
+    for run in runs:
+        assert json.loads((run / "status.json").read_text())["rollouts"] == 1024
+        after = pd.read_parquet(run / "metrics.parquet")
+        kept = after.iloc[: len(before[run.name])].drop(columns=["sample_seconds", "update_seconds", "eval_seconds"])
+        pd.testing.assert_frame_equal(kept, before[run.name].drop(
+            columns=["sample_seconds", "update_seconds", "eval_seconds"]))  # extended, not retrained
