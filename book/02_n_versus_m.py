@@ -93,7 +93,7 @@ best_n.merge(worst_n, on="set", suffixes=(" for best@4", " for worst@4"))
 
 # %%
 rows = []
-for set_name, (fits, edge, optimal, measured) in analysis.items():
+for set_name, (_, edge, _, measured) in analysis.items():
     if measured.empty:
         rows.append({"set": set_name, "finding": "n* grows with C, then saturates (Fig. 5-6)",
                      "measured": "no finished curve", "verdict": "not measured"})

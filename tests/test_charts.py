@@ -5,7 +5,7 @@ import pandas as pd
 import vl_convert
 
 from isobook.charts import curves_chart, frontier_chart, histogram_chart, optimal_chart
-from isobook.fits import fit_sigmoid, sigmoid
+from isobook.fits import sigmoid
 from isobook.frontier import fit_curves, fit_optimal, frontier
 
 X = np.arange(6.0, 16.01, 0.5)
