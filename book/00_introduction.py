@@ -35,12 +35,12 @@ overrides = []
 # %%
 import pandas as pd
 
+from isobook.book import chapter_config
 from isobook.charts import histogram_chart, use_offline_renderer
-from isobook.config import load_config
 from isobook.pipeline import prepare_sets
 
 use_offline_renderer()
-config = load_config(params, overrides)
+config = chapter_config(params, overrides)
 sets = prepare_sets(config)
 summary = sets.summary
 

@@ -29,13 +29,13 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from isobook.book import chapter_config
 from isobook.charts import curves_chart, frontier_chart, optimal_chart, use_offline_renderer
-from isobook.config import load_config
 from isobook.frontier import fit_curves, fit_optimal, frontier, measured_frontier
 from isobook.sweeps import run_sweep, sweep_points
 
 use_offline_renderer()
-config = load_config(params, [*overrides, *([f"sweep.budget={budget}"] if budget else [])])
+config = chapter_config(params, overrides, budget)
 batch_problems = config.sweep.batch_problems[0]
 grid = replace(config, sweep=replace(config.sweep, batch_problems=(batch_problems,)))
 outcomes = run_sweep(grid, show_progress=False)

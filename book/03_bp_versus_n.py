@@ -29,13 +29,13 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
+from isobook.book import chapter_config
 from isobook.charts import frontier_chart, use_offline_renderer
-from isobook.config import load_config
 from isobook.frontier import fit_curves, frontier, measured_frontier, sensitivity_spread
 from isobook.sweeps import run_configs, run_points, sweep_configs
 
 use_offline_renderer()
-config = load_config(params, [*overrides, *([f"sweep.budget={budget}"] if budget else [])])
+config = chapter_config(params, overrides, budget)
 grid = sweep_configs(config)
 # The batch size that the sweep's grid splits in the most ways (the smallest among ties).
 splits = Counter(c.train.batch_rollouts for c in grid)

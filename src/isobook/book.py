@@ -24,12 +24,18 @@ import papermill
 import yaml
 from tqdm.auto import tqdm
 
-from isobook.config import load_config
+from isobook.config import Config, load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 MATHJAX_VERSION = "3.2.2"
 # What tex-mml-chtml needs offline: the script, its fonts, and the parts it loads lazily.
 MATHJAX_PARTS = ("tex-mml-chtml.js", "input", "output/chtml/fonts", "a11y", "ui")
+
+
+def chapter_config(params: str, overrides: list[str], budget: int | None = None) -> Config:
+    """A chapter's config: the params file, its overrides and, if given, `budget` as the
+    sweep's rollouts per run (a larger budget extends the stored runs)."""
+    return load_config(params, [*overrides, *([f"sweep.budget={budget}"] if budget else [])])
 
 
 def chapters(root: Path = ROOT) -> list[str]:

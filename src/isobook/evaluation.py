@@ -31,7 +31,7 @@ def evaluation_steps(batch_rollouts: int, total_steps: int, settings: Evaluation
     index = 0
     while True:
         point = round(settings.first_rollouts * 2 ** (index / settings.points_per_doubling))  # rollouts
-        step = -(-point // batch_rollouts)  # first update reaching `point`
+        step = _first_update_reaching(point, batch_rollouts)
         if step > total_steps:
             break
         steps.add(step)
@@ -41,8 +41,13 @@ def evaluation_steps(batch_rollouts: int, total_steps: int, settings: Evaluation
 
 def train_pass_steps(batch_rollouts: int, total_steps: int, settings: EvaluationConfig) -> list[int]:
     """Update counts after which per-problem pass@1 of the training set is measured."""
-    return sorted({-(-rollouts // batch_rollouts) for rollouts in settings.train_pass_rollouts
-                   if -(-rollouts // batch_rollouts) <= total_steps})
+    steps = {_first_update_reaching(rollouts, batch_rollouts) for rollouts in settings.train_pass_rollouts}
+    return sorted(step for step in steps if step <= total_steps)
+
+
+def _first_update_reaching(rollouts: int, batch_rollouts: int) -> int:
+    """The first update count whose cumulative rollouts reach `rollouts`."""
+    return -(-rollouts // batch_rollouts)
 
 
 def correct_counts(engine: RolloutEngine, task: Task, problems: list[Problem], samples: int,
