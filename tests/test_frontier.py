@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from isobook.fits import fit_sigmoid, sigmoid
-from isobook.frontier import (fit_curves, fit_optimal, frontier, measured_frontier, pass_histogram,
+from isobook.frontier import (fit_curves, fit_optimal, frontier, measured_frontier, pass_summary,
                               record_breaking, sensitivity_spread)
 from isobook.planner import held_out_check, plan
 
@@ -81,12 +81,13 @@ def test_sensitivity_spread_compares_ranges_over_b_p_and_over_n() -> None:
     assert spread["over_n"] == pytest.approx((0.10 + 0.09) / 2)
 
 
-def test_pass_histogram_counts_problems_per_pass_rate() -> None:
-    train_pass = pd.DataFrame({"rollouts": [0, 0, 0, 512, 512, 512], "id": list("abcabc"),
-                               "correct": [0, 0, 4, 2, 4, 4], "samples": 4})
-    table = pass_histogram(train_pass)
-    assert table.loc[0].to_dict() == {0.0: 2, 0.5: 0, 1.0: 1}
-    assert table.loc[512].to_dict() == {0.0: 0, 0.5: 1, 1.0: 2}
+def test_pass_summary_counts_stuck_and_solved_problems() -> None:
+    train_pass = pd.DataFrame({"n": 4, "rollouts": [0, 0, 0, 0, 512, 512, 512, 512], "id": list("abcdabcd"),
+                               "correct": [0, 0, 4, 2, 2, 4, 4, 0], "samples": 4})
+    table = pass_summary(train_pass, by=["n"]).set_index("rollouts")
+    assert table.loc[0, ["stuck", "solved", "mean"]].tolist() == [0.5, 0.25, 0.375]
+    assert table.loc[512, ["stuck", "solved", "mean"]].tolist() == [0.25, 0.5, 0.625]
+    assert table.loc[0, "std"] == pytest.approx(np.std([0, 0, 1, 0.5]))
 
 
 def test_plan_rounds_n_in_log_space_and_gives_m_the_rest() -> None:

@@ -7,7 +7,9 @@ import pytest
 from conftest import smoke_config
 from isobook.config import ConfigError, load_config
 from isobook.run_store import run_folder
-from isobook.sweeps import run_sweep, sweep_configs, sweep_points
+from isobook.sweeps import (grid_run, run_configs, run_history, run_points, run_sweep, run_train_pass, sweep_configs,
+                            sweep_points)
+from isobook.transfer import transfer_scores
 
 # 2x2 grid with B_max = 8: (2, 2), (2, 4), (4, 2); (4, 4) is over B_max.
 GRID = ("sweep.sets=[easy]", "sweep.batch_problems=[2, 4]", "sweep.rollouts_per_problem=[2, 4]",
@@ -64,3 +66,30 @@ def test_a_sweep_on_a_local_ray_cluster(outputs_with_sets: Path) -> None:
         ray.shutdown()
     assert outcomes["status"].tolist() == ["finished"] * 3
     assert len(sweep_points(config).groupby(["batch_problems", "n"])) == 3
+
+
+def test_runs_off_the_grid_share_the_store_carry_labels_and_score_on_other_sets(outputs_with_sets: Path) -> None:
+    config = smoke_config(outputs_with_sets, *GRID, "evaluation.train_pass_rollouts=[0, 64]",
+                          "evaluation.train_pass_problems=8")
+    on_grid = grid_run(config, "easy", 2, 2)
+    assert run_folder(on_grid) == run_folder(sweep_configs(config)[0])
+    # The easy preset spelled out is the same run; a smaller training set is another.
+    assert run_folder(grid_run(config, "easy", 2, 2, ["recipe.regularisers=kl+entropy"])) == run_folder(on_grid)
+    small = grid_run(config, "easy", 2, 2, ["train.data_size=3"])
+    assert run_folder(small) != run_folder(on_grid)
+    assert run_configs([on_grid, small], config, show_progress=False)["status"].tolist() == ["finished"] * 2
+
+    history = run_history([on_grid, small], [{"data": "all"}, {"data": "3"}])
+    assert list(history.columns[:5]) == ["set", "batch_problems", "n", "seed", "data"]
+    assert history.groupby("data")["step"].max().to_dict() == {"3": 16, "all": 16}  # 64 / (2 * 2) updates
+    train_pass = run_train_pass([on_grid, small])
+    per_measurement = train_pass.groupby(["rollouts"])["id"].count().to_dict()
+    assert per_measurement == {0: 8 + 3, 64: 8 + 3}  # the small run measures its 3 problems only
+    assert train_pass["pass_at_1"].between(0, 1).all()
+
+    # Scored again from the saved policies, the base model and the run match their own evaluations.
+    scores = transfer_scores([on_grid], ["easy", "hard"]).set_index(["run", "set"])
+    own = run_points([on_grid], 4)
+    assert scores.loc[("base", "easy"), "val_avg@4"] == pytest.approx(own["val_avg@4"].iloc[0])
+    assert scores.loc[(run_folder(on_grid).name, "easy"), "val_avg@4"] == pytest.approx(own["val_avg@4"].iloc[-1])
+    assert set(scores.index.get_level_values("set")) == {"easy", "hard"}

@@ -22,7 +22,7 @@ from pathlib import Path
 import jupytext
 import papermill
 import yaml
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from isobook.config import Config, load_config
 

@@ -36,13 +36,13 @@ def frontier_chart(fits: dict[tuple, SigmoidFit], edge: pd.DataFrame, metric: st
     """Fitted curves (thin, one per `key` value) under the compute-optimal frontier, whose
     points are coloured by the `key` value attaining it (n*)."""
     rows = []
-    for (value, *_), fit in fits.items():
+    for curve, fit in fits.items():
         for x in np.linspace(fit.x_min, fit.x_max, 40):
-            rows.append({key: value, "rollouts": 2.0 ** x, metric: float(fit(x))})
+            rows.append({"curve": str(curve), "rollouts": 2.0 ** x, metric: float(fit(x))})
     fitted = alt.Chart(pd.DataFrame(rows)).mark_line(opacity=0.35).encode(
         x=alt.X("rollouts:Q", scale=alt.Scale(type="log", base=2), title="rollouts (C)"),
         y=alt.Y(f"{metric}:Q", title=metric),
-        detail=f"{key}:O",
+        detail="curve:N",
     )
     envelope = alt.Chart(edge.rename(columns={"reward": metric})).mark_circle(size=60).encode(
         x="rollouts:Q", y=f"{metric}:Q",
@@ -69,3 +69,18 @@ def histogram_chart(table: pd.DataFrame, value: str, count: str, title: str = ""
     return alt.Chart(table, title=title).mark_bar().encode(
         x=alt.X(f"{value}:O", title=value), y=alt.Y(f"{count}:Q", title=count),
     )
+
+
+def panels(charts: list[alt.TopLevelMixin], columns: int = 2) -> alt.ConcatChart:
+    """Several charts as one figure, `columns` per row, each keeping its own colour scale."""
+    return alt.concat(*charts, columns=columns).resolve_scale(color="independent")
+
+
+def pass_chart(train_pass: pd.DataFrame, title: str = "") -> alt.FacetChart:
+    """Histograms of training problems' pass@1, one panel per (n, rollouts): rows are n,
+    columns the measurement points (paper Figure 12)."""
+    data = train_pass[["n", "rollouts", "pass_at_1"]]
+    return alt.Chart(data).mark_bar().encode(
+        x=alt.X("pass_at_1:Q", bin=alt.Bin(extent=[0, 1], step=0.125), title="pass@1"),
+        y=alt.Y("count():Q", title="problems"),
+    ).properties(width=140, height=90).facet(row="n:O", column="rollouts:O", title=title)

@@ -125,13 +125,13 @@ class SetsConfig:
 
     Bins are inclusive intervals of avg@16 under the base model."""
 
-    pool_size: int = option(10000, "problems profiled", low=1)
+    pool_size: int = option(4000, "problems profiled", low=1)
     samples: int = option(16, "samples per problem for avg@k difficulty", low=1)
     xhard_samples: int = option(128, "samples for the extremely-hard test (0 correct of these)", low=1)
     xhard_candidates: int = option(
-        200, "most problems with 0 correct of `samples` that get the extra xhard samples", low=0
+        100, "most problems with 0 correct of `samples` that get the extra xhard samples", low=0
     )
-    validation_size: int = option(300, "validation problems per set (at most half of a small set)", low=1)
+    validation_size: int = option(200, "validation problems per set (at most half of a small set)", low=1)
     easy: tuple[float, float] = option((0.3, 0.6), "avg@16 range of 'easy'")
     hard: tuple[float, float] = option((0.0, 0.0625), "avg@16 range of 'hard'")
     veryeasy: tuple[float, float] = option((0.6, 0.9), "avg@16 range of 'veryeasy'")
@@ -142,7 +142,7 @@ class SetsConfig:
         factory=True,
     )
     stability_problems: int = option(
-        3000, "pool problems also profiled under the earlier checkpoint (0 to skip)", low=0
+        1000, "pool problems also profiled under the earlier checkpoint (0 to skip)", low=0
     )
 
     def __post_init__(self) -> None:
@@ -171,13 +171,16 @@ class TrainConfig:
     set: str = option("easy", "problem set to train on (a set built by `isobook sets`)")
     batch_problems: int = option(32, "B_p: distinct problems per batch", low=1)
     rollouts_per_problem: int = option(8, "n: rollouts per problem (GRPO group size)", low=2)
-    budget: int = option(16384, "rollouts to spend in all (C); steps M = budget // (B_p * n); a power "
+    budget: int = option(8192, "rollouts to spend in all (C); steps M = budget // (B_p * n); a power "
                          "of two lands on the evaluation grid", low=1)
     seed: int = option(0, "seed of the run's problem order and sampling (system.seed picks the "
                        "base model and the sets)", low=0)
     n_train: int | None = option(
         None, "decoupled baseline (paper App. C): train on a random n_train of the n rollouts "
         "(baseline from all n); None trains on all", low=1)
+    data_size: int | None = option(
+        None, "D: train on the first D problems of the set's train split (data-size studies, paper "
+        "Fig. 14); None uses them all", low=1)
 
     def __post_init__(self) -> None:
         if self.n_train is not None and self.n_train > self.rollouts_per_problem:
@@ -235,13 +238,13 @@ class EvaluationConfig:
 
     k: int = option(4, "k of avg@k, best@k, worst@k", low=1)
     samples: int = option(4, "samples per validation problem (>= k; unbiased estimators)", low=1)
-    validation_problems: int = option(300, "validation problems used (at most the split's size)", low=1)
+    validation_problems: int = option(200, "validation problems used (at most the split's size)", low=1)
     first_rollouts: int = option(512, "first evaluation point after the base model, in rollouts", low=1)
     points_per_doubling: int = option(2, "evaluation points per doubling of compute", low=1)
     train_pass_rollouts: tuple[int, ...] = option(
-        (0, 4096, 16384), "rollout counts at which per-problem pass@1 of the training set is "
+        (0, 1024, 4096), "rollout counts at which per-problem pass@1 of the training set is "
         "measured (the interference histograms)")
-    train_pass_problems: int = option(256, "training problems in that measurement", low=1)
+    train_pass_problems: int = option(128, "training problems in that measurement", low=1)
     train_pass_samples: int = option(8, "samples per training problem for that pass@1", low=1)
     checkpoint_every: int = option(25, "updates between resumable checkpoints", low=1)
 
@@ -260,11 +263,11 @@ class SweepConfig:
     run to a Ray cluster (``ray_address``; none starts a local one) as a task asking for
     `threads_per_worker` CPUs (and `gpus_per_run` GPUs)."""
 
-    sets: tuple[str, ...] = option(("easy",), "problem sets to sweep")
+    sets: tuple[str, ...] = option(("easy", "hard"), "problem sets to sweep")
     batch_problems: tuple[int, ...] = option((8, 16, 32), "B_p values (powers of two)")
     rollouts_per_problem: tuple[int, ...] = option((4, 8, 16, 32), "n values (powers of two)")
-    max_batch: int = option(512, "B_max: largest B = B_p * n run", low=1)
-    budget: int = option(16384, "rollouts per run (C of the longest point of each curve)", low=1)
+    max_batch: int = option(256, "B_max: largest B = B_p * n run", low=1)
+    budget: int = option(4096, "rollouts per run (C of the longest point of each curve)", low=1)
     seeds: tuple[int, ...] = option((0,), "train.seed values")
     executor: str = option("local", "where runs execute: local, ray", choices=("local", "ray"))
     workers: int = option(2, "local: runs at a time", low=1)
@@ -342,6 +345,15 @@ def load_config(params: str | Path | None = None, overrides: typing.Sequence[str
         if not isinstance(loaded, dict):
             raise ConfigError(f"params: {path} must hold a mapping of sections")
         data = loaded
+    return _overridden(data, overrides)
+
+
+def with_overrides(config: Config, overrides: typing.Sequence[str]) -> Config:
+    """`config` with ``key=value`` overrides applied, validated like a params file."""
+    return _overridden(config.to_dict(), overrides)
+
+
+def _overridden(data: dict[str, Any], overrides: typing.Sequence[str]) -> Config:
     for item in overrides:
         key, sep, raw = item.partition("=")
         if not sep or not key:

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from isobook.config import SamplingConfig
 from isobook.rollout import RolloutEngine

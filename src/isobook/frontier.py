@@ -15,7 +15,7 @@ The steps, each a pure function:
    (`measured_frontier` gives the same envelope from the raw running bests, as a check);
 5. `sensitivity_spread`: how much final reward moves over B_p at fixed n versus over n at
    fixed B_p (paper Figure 9);
-6. `pass_histogram`: per-problem pass@1 counts over training (paper Figure 12).
+6. `pass_summary`: how per-problem pass@1 spreads over training (paper Figure 12).
 """
 
 from __future__ import annotations
@@ -107,8 +107,14 @@ def sensitivity_spread(final: pd.DataFrame, metric: str) -> dict[str, float]:
     return {"over_batch_problems": mean_range("n"), "over_n": mean_range("batch_problems")}
 
 
-def pass_histogram(train_pass: pd.DataFrame) -> pd.DataFrame:
-    """Problems per pass@1 value at each measurement: rows ``rollouts``, columns the
-    pass@1 values (correct / samples), cells problem counts."""
+def pass_summary(train_pass: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """How training problems' pass@1 spreads at each measurement (paper Figure 12): per
+    `by` group and ``rollouts``, the share of problems at pass@1 = 0 (``stuck``), at 1
+    (``solved``), the mean and the standard deviation of pass@1 over problems.
+
+    `train_pass`: one row per problem per measurement with ``correct`` and ``samples``."""
     table = train_pass.assign(pass_at_1=train_pass["correct"] / train_pass["samples"])
-    return table.pivot_table(index="rollouts", columns="pass_at_1", values="id", aggfunc="count", fill_value=0)
+    grouped = table.groupby([*by, "rollouts"])["pass_at_1"]
+    return pd.DataFrame({"stuck": grouped.apply(lambda p: float((p == 0).mean())),
+                         "solved": grouped.apply(lambda p: float((p == 1).mean())),
+                         "mean": grouped.mean(), "std": grouped.std(ddof=0)}).reset_index()

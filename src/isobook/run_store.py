@@ -30,13 +30,16 @@ import yaml
 
 from isobook.config import Config, fingerprint
 from isobook.pipeline import sets_id
+from isobook.recipe import regularised
 from isobook.storage import atomic_torch_save, atomic_write_parquet, atomic_write_text
 
 
 def run_name(config: Config) -> str:
     """Readable run folder name, e.g. ``easy-bp32-n8-s0-1a2b3c`` (the budget left out)."""
     t = config.train
-    digest = fingerprint(sets_id(config), replace(t, budget=0), config.recipe,
+    # "auto" resolved, so a run asking for its set's preset explicitly is the same run.
+    recipe = replace(config.recipe, regularisers="kl+entropy" if regularised(config.recipe, t.set) else "none")
+    digest = fingerprint(sets_id(config), replace(t, budget=0), recipe,
                          replace(config.evaluation, checkpoint_every=0))
     return f"{t.set}-bp{t.batch_problems}-n{t.rollouts_per_problem}-s{t.seed}-{digest}"
 
@@ -105,3 +108,11 @@ def write_tables(folder: Path, state: RunState) -> None:
 def read_metrics(folder: Path) -> pd.DataFrame:
     """A run's metrics table (a row per update, row 0 the base model)."""
     return pd.read_parquet(folder / "metrics.parquet")
+
+
+def read_train_pass(folder: Path) -> pd.DataFrame:
+    """A run's training-set pass counts (``step``, ``rollouts``, ``id``, ``correct``,
+    ``samples``; one row per problem per measurement), empty if it measured none."""
+    path = folder / "train_pass.parquet"
+    return pd.read_parquet(path) if path.is_file() else pd.DataFrame(
+        columns=["step", "rollouts", "id", "correct", "samples"])

@@ -23,7 +23,7 @@ import datasets
 import numpy as np
 import pandas as pd
 import torch
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from isobook.base_model import ensure_base_model
 from isobook.config import Config, ConfigError
@@ -120,8 +120,8 @@ class _RunSetup:
         self.config = config
         sets = prepare_sets(config)
         data = datasets.load_from_disk(str(sets.folder / config.train.set))
-        self.train_problems = _problems(data["train"])
-        self.validation = _problems(data["validation"])[: config.evaluation.validation_problems]
+        self.train_problems = problems_of(data["train"])[: config.train.data_size]
+        self.validation = problems_of(data["validation"])[: config.evaluation.validation_problems]
         self.pass_problems = self.train_problems[: config.evaluation.train_pass_problems]
         self.task = make_task(config.task)
         model_path = ensure_base_model(config)
@@ -162,7 +162,8 @@ class _RunSetup:
         return scores
 
 
-def _problems(split: datasets.Dataset) -> list[Problem]:
+def problems_of(split: datasets.Dataset) -> list[Problem]:
+    """A split of a problem set as `Problem`s."""
     return [Problem(id=i, prompt=p, answer=a) for i, p, a in zip(split["id"], split["prompt"], split["answer"])]
 
 

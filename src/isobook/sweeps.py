@@ -7,6 +7,8 @@
     points = sweep_points(config)        # every evaluation point of every finished run
     subset = [c for c in sweep_configs(config) if c.train.batch_rollouts == 128]
     run_configs(subset, config); run_points(subset, config.evaluation.k)   # part of a grid
+    ablation = [grid_run(config, "easy", 8, 16, ["recipe.regularisers=none"])]   # off the grid
+    run_configs(ablation, config); run_history(ablation, [{"recipe": "none"}])  # every update
 
 Every run goes through the run store (`runs.run_grpo`), so a rerun reuses finished runs
 and a larger ``sweep.budget`` extends them. The base model and the sets are built once,
@@ -21,13 +23,16 @@ import multiprocessing
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import replace
 from pathlib import Path
+from typing import Sequence
 
+import datasets
 import pandas as pd
-from tqdm.auto import tqdm
+import transformers
+from tqdm import tqdm
 
-from isobook.config import Config
+from isobook.config import Config, with_overrides
 from isobook.pipeline import prepare_sets
-from isobook.run_store import read_metrics, read_status, run_folder
+from isobook.run_store import read_metrics, read_status, read_train_pass, run_folder
 from isobook.runs import run_grpo
 
 GRID_COLUMNS = ["set", "batch_problems", "n", "seed"]
@@ -38,16 +43,27 @@ def sweep_configs(config: Config) -> list[Config]:
     with the sweep's threads per run and an absolute outputs folder (workers may start
     elsewhere)."""
     s = config.sweep
-    system = replace(config.system, threads=s.threads_per_worker, outputs=str(Path(config.system.outputs).resolve()))
-    configs = []
-    for set_name, batch_problems, n, seed in itertools.product(s.sets, s.batch_problems, s.rollouts_per_problem,
-                                                               s.seeds):
-        if batch_problems * n > s.max_batch:
-            continue
-        train = replace(config.train, set=set_name, batch_problems=batch_problems, rollouts_per_problem=n,
-                        seed=seed, budget=s.budget)
-        configs.append(replace(config, train=train, system=system))
-    return configs
+    return [_sweep_run(config, set_name, batch_problems, n, seed, s.budget)
+            for set_name, batch_problems, n, seed in itertools.product(s.sets, s.batch_problems,
+                                                                       s.rollouts_per_problem, s.seeds)
+            if batch_problems * n <= s.max_batch]
+
+
+def grid_run(config: Config, set_name: str, batch_problems: int, n: int, changes: Sequence[str] = (),
+             budget: int | None = None) -> Config:
+    """One run like the sweep's, but anywhere: `changes` are ``section.field=value``
+    overrides (e.g. a recipe variant), `budget` defaults to the sweep's, the seed is the
+    sweep's first. Whatever coincides with a grid point is the same run in the store."""
+    varied = with_overrides(config, changes)
+    return _sweep_run(varied, set_name, batch_problems, n, config.sweep.seeds[0], budget or config.sweep.budget)
+
+
+def _sweep_run(config: Config, set_name: str, batch_problems: int, n: int, seed: int, budget: int) -> Config:
+    system = replace(config.system, threads=config.sweep.threads_per_worker,
+                     outputs=str(Path(config.system.outputs).resolve()))
+    train = replace(config.train, set=set_name, batch_problems=batch_problems, rollouts_per_problem=n,
+                    seed=seed, budget=budget)
+    return replace(config, train=train, system=system)
 
 
 def run_sweep(config: Config, show_progress: bool = True) -> pd.DataFrame:
@@ -71,27 +87,60 @@ def sweep_points(config: Config) -> pd.DataFrame:
     return run_points(sweep_configs(config), config.evaluation.k)
 
 
-def run_points(configs: list[Config], k: int) -> pd.DataFrame:
-    """`sweep_points` for any list of run configs; runs not finished are left out."""
+def run_points(configs: list[Config], k: int, labels: Sequence[dict[str, object]] | None = None) -> pd.DataFrame:
+    """`sweep_points` for any list of run configs (with `labels` columns as in
+    `run_history`); runs not finished are left out."""
+    history = run_history(configs, labels)
+    fixed = (*GRID_COLUMNS, *(labels or [{}])[0], "step", "rollouts", "tokens")
+    keep = [c for c in history.columns if c in fixed or c.startswith("val_")]
+    if f"val_avg@{k}" in history:
+        history = history.dropna(subset=[f"val_avg@{k}"])
+    return history[keep].reset_index(drop=True)
+
+
+def run_history(configs: list[Config], labels: Sequence[dict[str, object]] | None = None) -> pd.DataFrame:
+    """Every logged row (row 0, the base model, and one per update, up to each run's
+    budget) of every finished run in `configs`: the grid columns, then one column per key
+    of `labels` (one dict per config, e.g. the recipe variant), then the metrics."""
+    labels = labels or [{} for _ in configs]
+    if len(labels) != len(configs):
+        raise ValueError(f"labels: one per config ({len(configs)}), got {len(labels)}")
     frames = []
-    for run in configs:
+    for run, label in zip(configs, labels):
         folder = run_folder(run)
         status = read_status(folder)
         if not status or status["status"] != "finished":
             continue
         metrics = read_metrics(folder)
-        evaluated = metrics.dropna(subset=[f"val_avg@{k}"])
-        evaluated = evaluated[evaluated["rollouts"] <= run.train.budget]
-        columns = ["step", "rollouts", "tokens", *[c for c in metrics.columns if c.startswith("val_")]]
-        frames.append(evaluated[columns].assign(**_grid_row(run)))
+        frames.append(metrics[metrics["rollouts"] <= run.train.budget].assign(**_grid_row(run), **label))
+    front = [*GRID_COLUMNS, *labels[0]] if labels else GRID_COLUMNS
     if not frames:
-        return pd.DataFrame(columns=[*GRID_COLUMNS, "step", "rollouts", "tokens"])
-    points = pd.concat(frames, ignore_index=True)
-    return points[[*GRID_COLUMNS, *[c for c in points.columns if c not in GRID_COLUMNS]]]
+        return pd.DataFrame(columns=[*front, "step", "rollouts", "tokens"])
+    history = pd.concat(frames, ignore_index=True)
+    return history[[*front, *[c for c in history.columns if c not in front]]]
+
+
+def run_train_pass(configs: list[Config]) -> pd.DataFrame:
+    """Training-set pass counts of every finished run in `configs` up to its budget (the
+    interference histograms): the grid columns, then ``rollouts``, ``id``, ``correct``,
+    ``samples`` and ``pass_at_1``."""
+    frames = []
+    for run in configs:
+        folder = run_folder(run)
+        status = read_status(folder)
+        if status and status["status"] == "finished":
+            table = read_train_pass(folder)
+            frames.append(table[table["rollouts"] <= run.train.budget].assign(**_grid_row(run)))
+    columns = [*GRID_COLUMNS, "rollouts", "id", "correct", "samples"]
+    table = pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+    return table.assign(pass_at_1=table["correct"] / table["samples"])
 
 
 def execute_run(config: Config) -> dict[str, str | None]:
-    """One run, never raising: its status and, if it did not finish, why."""
+    """One run, never raising: its status and, if it did not finish, why. Meant for a
+    worker process: it turns off the transformers and datasets progress bars there."""
+    transformers.utils.logging.disable_progress_bar()
+    datasets.disable_progress_bars()
     try:
         result = run_grpo(config, show_progress=False)
         return {"status": result.status, "reason": result.reason}

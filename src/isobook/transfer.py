@@ -1,0 +1,61 @@
+"""Finished runs' policies scored on other sets' validation splits (the mixtures study,
+paper Figure 15): does training on hard problems forget easy ones, does very-easy data help?
+
+    from isobook.transfer import transfer_scores
+    scores = transfer_scores(configs, ["easy", "hard", "veryeasy"])   # one row per (policy, set)
+
+Scores use the same estimators, samples and seed as a run's own evaluation, on the first
+`evaluation.validation_problems` problems of each set's validation split. The base model
+is scored too (``run`` = "base"), as the point nothing was trained.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import datasets
+import pandas as pd
+
+from isobook.base_model import ensure_base_model
+from isobook.config import Config
+from isobook.evaluation import correct_counts, validation_scores
+from isobook.models import load_causal_lm
+from isobook.pipeline import prepare_sets
+from isobook.rollout import TorchEngine
+from isobook.run_store import read_status, run_folder, run_name
+from isobook.runs import EVAL_SEED, problems_of
+from isobook.tasks import make_task
+from isobook.trainer import step_seed
+
+
+def transfer_scores(configs: list[Config], set_names: Sequence[str]) -> pd.DataFrame:
+    """avg@k, best@k, worst@k (columns ``val_*``) of the base model and of every finished
+    run's final policy in `configs`, on each set in `set_names`: one row per (``run``,
+    ``train_set``, ``n``, ``rollouts``, ``set``)."""
+    if not configs:
+        raise ValueError("configs: at least one run config is needed")
+    first = configs[0]
+    ev, sampling = first.evaluation, first.sampling
+    folder = prepare_sets(first).folder
+    task = make_task(first.task)
+    validation = {name: problems_of(datasets.load_from_disk(str(folder / name))["validation"])[: ev.validation_problems]
+                  for name in set_names}
+    policies: list[tuple[dict[str, object], Path]] = [
+        ({"run": "base", "train_set": "-", "n": 0, "rollouts": 0}, ensure_base_model(first))]
+    for config in configs:
+        status = read_status(run_folder(config))
+        if status and status["status"] == "finished":
+            policies.append(({"run": run_name(config), "train_set": config.train.set,
+                              "n": config.train.rollouts_per_problem, "rollouts": status["rollouts"]},
+                             run_folder(config) / "policy"))
+    rows = []
+    for identity, path in policies:
+        model, tokenizer = load_causal_lm(path)
+        model.eval()
+        engine = TorchEngine(model, tokenizer, sampling.batch_rollouts)
+        for name, problems in validation.items():
+            correct = correct_counts(engine, task, problems, ev.samples, sampling, step_seed(first.train.seed, EVAL_SEED, 0))
+            scores = validation_scores(correct, ev.samples, ev.k)
+            rows.append({**identity, "set": name, **scores})
+    return pd.DataFrame(rows)
