@@ -62,7 +62,12 @@ for label, changes in sizes.items():
     for n in (small_n, large_n):
         size_runs.append(grid_run(config, "easy", batch_problems, n, changes))
         size_labels.append({"data": f"{label} (D = {easy_size if label == 'full' else small_size})"})
-run_configs(size_runs, config, show_progress=False)
+# The mixture runs of the next section, trained now with these (one pool keeps both cores busy).
+mixture_runs = [grid_run(config, "hard", batch_problems, small_n), grid_run(config, "hard", batch_problems, large_n),
+                grid_run(config, "mix-dual", batch_problems, small_n),
+                grid_run(config, "mix-dual", batch_problems, large_n),
+                grid_run(config, "mix-tri", batch_problems, large_n)]
+run_configs(size_runs + mixture_runs, config, show_progress=False)
 size_points = run_points(size_runs, config.evaluation.k, size_labels)
 panels([curves_chart(part, metric, title=f"easy, {data}, B_p = {batch_problems}")
         for data, part in size_points.groupby("data")])
@@ -83,11 +88,6 @@ size_table
 # and the base model, on three validation splits.
 
 # %%
-mixture_runs = [grid_run(config, "hard", batch_problems, small_n), grid_run(config, "hard", batch_problems, large_n),
-                grid_run(config, "mix-dual", batch_problems, small_n),
-                grid_run(config, "mix-dual", batch_problems, large_n),
-                grid_run(config, "mix-tri", batch_problems, large_n)]
-run_configs(mixture_runs, config, show_progress=False)
 transfer = transfer_scores(mixture_runs, ["easy", "hard", "veryeasy"])
 transfer_table = transfer.pivot_table(index=["train_set", "n"], columns="set", values=metric)
 transfer_table

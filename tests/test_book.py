@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 
 from isobook.book import ROOT, build_book, chapters
+from isobook.config import load_config
+from isobook.run_store import run_folder
+from isobook.sweeps import grid_run
 
 
 def digests() -> dict[str, str]:
@@ -75,7 +78,8 @@ def test_a_chapter_rerun_with_a_larger_budget_extends_its_runs(built, tmp_path: 
     import pandas as pd
 
     outputs, _, _ = built
-    runs = sorted((outputs / "runs").glob("easy-bp4-*"))
+    config = load_config(ROOT / "params" / "smoke.yaml", [f"system.outputs={outputs}"])
+    runs = [run_folder(grid_run(config, "easy", 4, n)) for n in config.sweep.rollouts_per_problem]  # chapter 02's
     before = {run.name: pd.read_parquet(run / "metrics.parquet") for run in runs}
     assert before and all(json.loads((run / "status.json").read_text())["rollouts"] == 512 for run in runs)
     notebook = tmp_path / "02.ipynb"

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from isobook.config import Config, ConfigError, fingerprint, load_config
+from isobook.sweeps import sweep_configs
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -14,6 +15,9 @@ def test_presets_load_and_defaults_match_the_cpu_preset() -> None:
     cpu = load_config(ROOT / "params" / "cpu.yaml")
     assert smoke.sets.pool_size < cpu.sets.pool_size
     assert cpu == Config()
+    gpu = load_config(ROOT / "params" / "gpu-example.yaml")
+    assert gpu.model.source != "isobook" and gpu.task.family == "math-file"
+    assert len(sweep_configs(gpu)) > len(sweep_configs(cpu)) and gpu.sweep.gpus_per_run == 1.0
 
 
 def test_the_lr_anchor_file_grids_around_the_default() -> None:

@@ -67,6 +67,22 @@ def test_a_run_logs_every_update_and_evaluates_on_the_schedule(reference_run) ->
     assert (reference_run.folder / "policy" / "model.safetensors").is_file()
 
 
+def test_the_base_models_scores_are_computed_once_and_shared(reference_run, outputs_with_sets: Path) -> None:
+    cached = list((reference_run.folder.parents[1] / "base_scores").glob("easy-s0-*.json"))
+    assert len(cached) == 1
+    stored = json.loads(cached[0].read_text())
+    assert stored["scores"]["val_avg@4"] == reference_run.metrics["val_avg@4"].iloc[0]
+    train_pass = pd.read_parquet(reference_run.folder / "train_pass.parquet")
+    assert train_pass[train_pass["step"] == 0]["correct"].tolist() == [r["correct"] for r in stored["train_pass"]]
+    # Another recipe on the same set starts from the same cached scores; it never recomputes them.
+    (outputs_with_sets / "base_scores").mkdir()
+    planted = {**stored, "scores": {**stored["scores"], "val_avg@4": 0.123}}
+    (outputs_with_sets / "base_scores" / cached[0].name).write_text(json.dumps(planted))
+    other = run_grpo(smoke_config(outputs_with_sets, *RUN, "train.budget=16", "recipe.regularisers=none"),
+                     show_progress=False)
+    assert other.metrics["val_avg@4"].iloc[0] == 0.123
+
+
 def test_asking_again_returns_the_stored_run_without_work(reference_run) -> None:
     outputs = reference_run.folder.parents[1]
     again = run_grpo(smoke_config(outputs, *RUN, f"train.budget={BUDGET}"), show_progress=False)

@@ -242,7 +242,7 @@ class EvaluationConfig:
     first_rollouts: int = option(512, "first evaluation point after the base model, in rollouts", low=1)
     points_per_doubling: int = option(2, "evaluation points per doubling of compute", low=1)
     train_pass_rollouts: tuple[int, ...] = option(
-        (0, 1024, 4096), "rollout counts at which per-problem pass@1 of the training set is "
+        (0, 4096), "rollout counts at which per-problem pass@1 of the training set is "
         "measured (the interference histograms)")
     train_pass_problems: int = option(128, "training problems in that measurement", low=1)
     train_pass_samples: int = option(8, "samples per training problem for that pass@1", low=1)

@@ -48,6 +48,16 @@ def run_folder(config: Config) -> Path:
     return Path(config.system.outputs) / "runs" / run_name(config)
 
 
+def base_scores_path(config: Config) -> Path:
+    """Where the base model's step-0 scores for runs like `config` are kept
+    (``<outputs>/base_scores/<set>-s<seed>-<hash>.json``): everything that shapes them is
+    hashed (the sets, the evaluation settings, the training set's size), nothing of the
+    recipe or the grid point."""
+    t = config.train
+    digest = fingerprint(sets_id(config), t.set, t.seed, t.data_size, replace(config.evaluation, checkpoint_every=0))
+    return Path(config.system.outputs) / "base_scores" / f"{t.set}-s{t.seed}-{digest}.json"
+
+
 @dataclass
 class RunState:
     """What a checkpoint restores: the update count and every row logged so far."""

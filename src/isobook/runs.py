@@ -15,6 +15,7 @@ the larger budget at once). A loss or gradient that stops being finite ends the 
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,9 +33,9 @@ from isobook.models import load_causal_lm
 from isobook.pipeline import prepare_sets
 from isobook.recipe import LrScaling, loss_weights, lr_at, scaled_lr
 from isobook.rollout import TorchEngine
-from isobook.run_store import (RunState, load_checkpoint, read_metrics, read_status, run_folder, save_checkpoint,
+from isobook.run_store import (RunState, base_scores_path, load_checkpoint, read_metrics, read_status, run_folder, save_checkpoint,
                                write_config, write_status, write_tables)
-from isobook.storage import atomic_folder
+from isobook.storage import atomic_folder, atomic_write_text
 from isobook.tasks import Problem, make_task
 from isobook.trainer import GRPOTrainer, TrainerSettings, TrainingDiverged, step_seed
 
@@ -78,7 +79,7 @@ def run_grpo(config: Config, show_progress: bool = True) -> RunResult:
     try:
         if not state.metrics:
             began = time.perf_counter()
-            scores = setup.measure(0, 0.0, state, validation=True, train_pass=0 in measure_pass_after)
+            scores = setup.measure_base(state, train_pass=0 in measure_pass_after)
             state.metrics.append({"step": 0, "rollouts": 0.0, "tokens": 0.0, **scores})
             state.seconds += time.perf_counter() - began
         for step in range(start, total):
@@ -141,6 +142,23 @@ class _RunSetup:
                                    row_tokens=max(config.model.max_positions, 16), seed=config.train.seed)
         self.trainer = GRPOTrainer(self.model, reference, self.tokenizer, self.engine, self.task,
                                    self.train_problems, self.optimizer, settings)
+
+    def measure_base(self, state: RunState, train_pass: bool) -> dict[str, float]:
+        """`measure` at step 0. The base model's scores are the same for every run sharing
+        the sets, the set, the evaluation settings, the seed and the data size, so they are
+        computed once and kept in `base_scores_path` for the others."""
+        path = base_scores_path(self.config)
+        began = time.perf_counter()
+        if path.is_file():
+            cached = json.loads(path.read_text())
+        else:
+            fresh = RunState(0, [], [], 0.0)
+            cached = {"scores": self.measure(0, 0.0, fresh, validation=True, train_pass=True),
+                      "train_pass": fresh.train_pass}
+            atomic_write_text(json.dumps(cached), path)
+        if train_pass:
+            state.train_pass.extend(cached["train_pass"])
+        return {**cached["scores"], "eval_seconds": time.perf_counter() - began}
 
     def measure(self, step: int, rollouts: float, state: RunState, validation: bool,
                 train_pass: bool) -> dict[str, float]:

@@ -16,7 +16,7 @@ import torch
 def atomic_torch_save(obj: object, path: Path) -> None:
     """`torch.save` to `path` atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = _staging_file(path)
     torch.save(obj, tmp)
     os.replace(tmp, path)
 
@@ -24,7 +24,7 @@ def atomic_torch_save(obj: object, path: Path) -> None:
 def atomic_write_text(text: str, path: Path) -> None:
     """Write `text` to `path` atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = _staging_file(path)
     tmp.write_text(text)
     os.replace(tmp, path)
 
@@ -32,9 +32,15 @@ def atomic_write_text(text: str, path: Path) -> None:
 def atomic_write_parquet(frame: pd.DataFrame, path: Path) -> None:
     """`DataFrame.to_parquet` to `path` atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = _staging_file(path)
     frame.to_parquet(tmp, index=False)
     os.replace(tmp, path)
+
+
+def _staging_file(path: Path) -> Path:
+    """A temporary name beside `path`, unique per process: two workers writing the same
+    file (e.g. a shared cache) never write into each other's staging file."""
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
 
 
 @contextlib.contextmanager

@@ -73,11 +73,17 @@ def run_sweep(config: Config, show_progress: bool = True) -> pd.DataFrame:
 
 
 def run_configs(configs: list[Config], config: Config, show_progress: bool = True) -> pd.DataFrame:
-    """Execute `configs` (e.g. a subset of `sweep_configs`) with `config.sweep`'s executor."""
+    """Execute `configs` (e.g. a subset of `sweep_configs`) with `config.sweep`'s executor.
+    Configs naming the same run (one folder) execute once, to the largest budget asked."""
     prepare_sets(config)
+    unique: dict[Path, Config] = {}
+    for run in configs:
+        kept = unique.get(run_folder(run))
+        if kept is None or run.train.budget > kept.train.budget:
+            unique[run_folder(run)] = run
     execute = _run_locally if config.sweep.executor == "local" else _run_on_ray
-    outcomes = execute(configs, config, show_progress) if configs else []
-    rows = [{**_grid_row(c), "folder": str(run_folder(c)), **outcome} for c, outcome in zip(configs, outcomes)]
+    done = dict(zip(unique, execute(list(unique.values()), config, show_progress))) if unique else {}
+    rows = [{**_grid_row(c), "folder": str(run_folder(c)), **done[run_folder(c)]} for c in configs]
     return pd.DataFrame(rows, columns=[*GRID_COLUMNS, "folder", "status", "reason"])
 
 
