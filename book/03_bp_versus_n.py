@@ -69,11 +69,14 @@ tables[set_name][["updates", "rollouts", "batch_problems", "n", "reward"]].renam
 # %% [markdown]
 # ## Sensitivity: B_p at fixed n versus n at fixed B_p (Figure 9)
 #
-# Every finished run of the sweep's grid counts here, including those of the other
-# chapters (the run store shares them), each at the sweep's budget.
+# The fixed-B runs above and chapter 02's runs at the grid's first B_p (shared through the
+# run store): pairs with equal n and different B_p, and a row of n at one B_p, each at
+# the sweep's budget. (Chapter 06 repeats this over the whole easy grid.)
 
 # %%
-everything = run_points(grid, config.evaluation.k)
+sensitivity = fixed + [c for c in grid if c.train.batch_problems == config.sweep.batch_problems[0]]
+run_configs(sensitivity, config, show_progress=False)
+everything = run_points(sensitivity, config.evaluation.k).drop_duplicates(["set", "batch_problems", "n", "rollouts"])
 final = everything[everything["rollouts"] == config.sweep.budget]
 spreads = {name: sensitivity_spread(part, metric) for name, part in final.groupby("set")}
 pd.DataFrame(spreads).T.rename(columns={"over_batch_problems": "spread over B_p (fixed n)",

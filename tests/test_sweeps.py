@@ -1,5 +1,6 @@
 """Sweeps on the smoke preset: the grid, the local executor, a failing run, Ray."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,9 @@ def test_runs_off_the_grid_share_the_store_carry_labels_and_score_on_other_sets(
     assert scores.loc[("base", "easy"), "val_avg@4"] == pytest.approx(own["val_avg@4"].iloc[0])
     assert scores.loc[(run_folder(on_grid).name, "easy"), "val_avg@4"] == pytest.approx(own["val_avg@4"].iloc[-1])
     assert set(scores.index.get_level_values("set")) == {"easy", "hard"}
+    # Scored once: a planted cache entry for the unchanged policy is what comes back.
+    kept = next(run_folder(on_grid).glob("transfer-hard-*.json"))
+    planted = json.loads(kept.read_text())
+    kept.write_text(json.dumps({**planted, "scores": {**planted["scores"], "val_avg@4": 0.5}}))
+    again = transfer_scores([on_grid], ["hard"]).set_index("run")
+    assert again.loc[run_folder(on_grid).name, "val_avg@4"] == 0.5

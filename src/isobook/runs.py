@@ -19,6 +19,7 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import datasets
 import numpy as np
@@ -33,8 +34,8 @@ from isobook.models import load_causal_lm
 from isobook.pipeline import prepare_sets
 from isobook.recipe import LrScaling, loss_weights, lr_at, scaled_lr
 from isobook.rollout import TorchEngine
-from isobook.run_store import (RunState, base_scores_path, load_checkpoint, read_metrics, read_status, run_folder, save_checkpoint,
-                               write_config, write_status, write_tables)
+from isobook.run_store import (RunState, base_scores_path, load_checkpoint, read_metrics, read_status, run_folder,
+                               save_checkpoint, write_config, write_status, write_tables)
 from isobook.storage import atomic_folder, atomic_write_text
 from isobook.tasks import Problem, make_task
 from isobook.trainer import GRPOTrainer, TrainerSettings, TrainingDiverged, step_seed
@@ -61,8 +62,8 @@ def run_grpo(config: Config, show_progress: bool = True) -> RunResult:
     if total < 1:
         raise ConfigError(f"train.budget: {config.train.budget} rollouts buy no update at "
                           f"B = B_p * n = {config.train.batch_rollouts}; allowed: >= {config.train.batch_rollouts}")
-    status = read_status(folder)
-    if status and (status["status"] == "failed" or status["status"] == "finished" and status["updates"] >= total):
+    status = settled_status(config)
+    if status:
         return RunResult(folder, status["status"], status["reason"], 0, read_metrics(folder))
 
     torch.set_num_threads(config.system.threads)
@@ -112,6 +113,16 @@ def run_grpo(config: Config, show_progress: bool = True) -> RunResult:
         setup.tokenizer.save_pretrained(staging)
     write_status(folder, "finished", state)
     return RunResult(folder, "finished", None, total - start, read_metrics(folder))
+
+
+def settled_status(config: Config) -> dict[str, Any] | None:
+    """The stored status of the run `config` describes if asking for it would do no work
+    (finished with at least its updates, or failed), else None."""
+    status = read_status(run_folder(config))
+    if status and (status["status"] == "failed"
+                   or status["status"] == "finished" and status["updates"] >= config.train.steps):
+        return status
+    return None
 
 
 class _RunSetup:

@@ -33,7 +33,7 @@ from tqdm import tqdm
 from isobook.config import Config, with_overrides
 from isobook.pipeline import prepare_sets
 from isobook.run_store import read_metrics, read_status, read_train_pass, run_folder
-from isobook.runs import run_grpo
+from isobook.runs import run_grpo, settled_status
 
 GRID_COLUMNS = ["set", "batch_problems", "n", "seed"]
 
@@ -81,8 +81,13 @@ def run_configs(configs: list[Config], config: Config, show_progress: bool = Tru
         kept = unique.get(run_folder(run))
         if kept is None or run.train.budget > kept.train.budget:
             unique[run_folder(run)] = run
-    execute = _run_locally if config.sweep.executor == "local" else _run_on_ray
-    done = dict(zip(unique, execute(list(unique.values()), config, show_progress))) if unique else {}
+    # Runs already settled answer from their status, without starting any worker.
+    done = {folder: {"status": status["status"], "reason": status["reason"]}
+            for folder, status in ((f, settled_status(run)) for f, run in unique.items()) if status}
+    pending = {folder: run for folder, run in unique.items() if folder not in done}
+    if pending:
+        execute = _run_locally if config.sweep.executor == "local" else _run_on_ray
+        done.update(zip(pending, execute(list(pending.values()), config, show_progress)))
     rows = [{**_grid_row(c), "folder": str(run_folder(c)), **done[run_folder(c)]} for c in configs]
     return pd.DataFrame(rows, columns=[*GRID_COLUMNS, "folder", "status", "reason"])
 

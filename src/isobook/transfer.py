@@ -11,6 +11,7 @@ is scored too (``run`` = "base"), as the point nothing was trained.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Sequence
 
@@ -18,13 +19,14 @@ import datasets
 import pandas as pd
 
 from isobook.base_model import ensure_base_model
-from isobook.config import Config
+from isobook.config import Config, fingerprint
 from isobook.evaluation import correct_counts, validation_scores
 from isobook.models import load_causal_lm
-from isobook.pipeline import prepare_sets
+from isobook.pipeline import prepare_sets, sets_id
 from isobook.rollout import TorchEngine
-from isobook.run_store import read_status, run_folder, run_name
+from isobook.run_store import base_scores_path, read_status, run_folder, run_name
 from isobook.runs import EVAL_SEED, problems_of
+from isobook.storage import atomic_write_text
 from isobook.tasks import make_task
 from isobook.trainer import step_seed
 
@@ -32,30 +34,36 @@ from isobook.trainer import step_seed
 def transfer_scores(configs: list[Config], set_names: Sequence[str]) -> pd.DataFrame:
     """avg@k, best@k, worst@k (columns ``val_*``) of the base model and of every finished
     run's final policy in `configs`, on each set in `set_names`: one row per (``run``,
-    ``train_set``, ``n``, ``rollouts``, ``set``)."""
+    ``train_set``, ``n``, ``rollouts``, ``set``). Scores are kept beside each policy
+    (``transfer-<set>-<hash>.json``) and reused while the policy is unchanged."""
     if not configs:
         raise ValueError("configs: at least one run config is needed")
     first = configs[0]
     ev, sampling = first.evaluation, first.sampling
     folder = prepare_sets(first).folder
-    task = make_task(first.task)
-    validation = {name: problems_of(datasets.load_from_disk(str(folder / name))["validation"])[: ev.validation_problems]
-                  for name in set_names}
-    policies: list[tuple[dict[str, object], Path]] = [
-        ({"run": "base", "train_set": "-", "n": 0, "rollouts": 0}, ensure_base_model(first))]
+    policies: list[tuple[dict[str, object], Path, Path]] = [  # (identity, weights, cache folder)
+        ({"run": "base", "train_set": "-", "n": 0, "rollouts": 0}, ensure_base_model(first),
+         base_scores_path(first).parent)]
     for config in configs:
         status = read_status(run_folder(config))
         if status and status["status"] == "finished":
             policies.append(({"run": run_name(config), "train_set": config.train.set,
                               "n": config.train.rollouts_per_problem, "rollouts": status["rollouts"]},
-                             run_folder(config) / "policy"))
+                             run_folder(config) / "policy", run_folder(config)))
     rows = []
-    for identity, path in policies:
-        model, tokenizer = load_causal_lm(path)
-        model.eval()
-        engine = TorchEngine(model, tokenizer, sampling.batch_rollouts)
-        for name, problems in validation.items():
-            correct = correct_counts(engine, task, problems, ev.samples, sampling, step_seed(first.train.seed, EVAL_SEED, 0))
-            scores = validation_scores(correct, ev.samples, ev.k)
-            rows.append({**identity, "set": name, **scores})
+    for identity, weights, cache in policies:
+        engine = None
+        for name in set_names:
+            path = cache / f"transfer-{name}-{fingerprint(sets_id(first), name, first.train.seed, ev, sampling)}.json"
+            cached = json.loads(path.read_text()) if path.is_file() else None
+            if cached is None or cached["rollouts"] != identity["rollouts"]:
+                if engine is None:
+                    model, tokenizer = load_causal_lm(weights)
+                    engine = TorchEngine(model.eval(), tokenizer, sampling.batch_rollouts)
+                problems = problems_of(datasets.load_from_disk(str(folder / name))["validation"])
+                correct = correct_counts(engine, make_task(first.task), problems[: ev.validation_problems], ev.samples,
+                                         sampling, step_seed(first.train.seed, EVAL_SEED, 0))
+                cached = {"rollouts": identity["rollouts"], "scores": validation_scores(correct, ev.samples, ev.k)}
+                atomic_write_text(json.dumps(cached), path)
+            rows.append({**identity, "set": name, **cached["scores"]})
     return pd.DataFrame(rows)
