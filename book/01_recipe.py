@@ -30,6 +30,7 @@ import pandas as pd
 
 from isobook.book import chapter_config
 from isobook.charts import curves_chart, panels, use_offline_renderer
+from isobook.evaluation import tie_tolerance
 from isobook.recipe import LrScaling, scaled_lr
 from isobook.sweeps import grid_run, run_configs, run_history, run_points
 
@@ -38,8 +39,7 @@ config = chapter_config(params, overrides, budget)
 half = config.sweep.budget // 2  # rollouts per run in this chapter
 batch_problems = config.sweep.batch_problems[0]
 n = max(v for v in config.sweep.rollouts_per_problem if v <= 16)  # paper's Figure 3: n = 16
-# Two standard errors of avg@4 over the validation problems: closer results are ties.
-tolerance = 2 * (0.25 / (config.evaluation.validation_problems * config.evaluation.samples)) ** 0.5
+tolerance = tie_tolerance(config.evaluation)
 margin = 0.1  # a collapse or blow-up must move entropy (or length) by more than 10%
 
 # %% [markdown]

@@ -33,6 +33,7 @@ import pandas as pd
 
 from isobook.book import chapter_config
 from isobook.charts import curves_chart, panels, use_offline_renderer
+from isobook.evaluation import tie_tolerance
 from isobook.frontier import measured_frontier
 from isobook.pipeline import prepare_sets
 from isobook.sweeps import grid_run, run_configs, run_points
@@ -46,7 +47,7 @@ small_n, large_n = min(n_values), max(n_values)
 sets_folder = prepare_sets(config).folder
 easy_size = datasets.load_from_disk(str(sets_folder / "easy"))["train"].num_rows
 small_size = max(batch_problems, round(easy_size * data_fraction))
-tolerance = 2 * (0.25 / (config.evaluation.validation_problems * config.evaluation.samples)) ** 0.5
+tolerance = tie_tolerance(config.evaluation)
 
 # %% [markdown]
 # ## Data size (Figure 14)

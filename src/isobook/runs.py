@@ -29,7 +29,7 @@ from tqdm import tqdm
 
 from isobook.base_model import ensure_base_model
 from isobook.config import Config, ConfigError
-from isobook.evaluation import correct_counts, evaluation_steps, train_pass_steps, validation_scores
+from isobook.evaluation import correct_counts, evaluation_steps, score_validation, train_pass_steps
 from isobook.models import load_causal_lm
 from isobook.pipeline import prepare_sets
 from isobook.recipe import LrScaling, loss_weights, lr_at, scaled_lr
@@ -164,7 +164,7 @@ class _RunSetup:
             cached = json.loads(path.read_text())
         else:
             fresh = RunState(0, [], [], 0.0)
-            cached = {"scores": self.measure(0, 0.0, fresh, validation=True, train_pass=True),
+            cached = {"scores": self.measure(0, 0.0, fresh, validation=True, train_pass=train_pass),
                       "train_pass": fresh.train_pass}
             atomic_write_text(json.dumps(cached), path)
         if train_pass:
@@ -179,9 +179,8 @@ class _RunSetup:
         self.model.eval()
         scores: dict[str, float] = {}
         if validation:
-            correct = correct_counts(self.engine, self.task, self.validation, ev.samples, sampling,
-                                     step_seed(seed, EVAL_SEED, 0))
-            scores = validation_scores(correct, ev.samples, ev.k)
+            scores = score_validation(self.engine, self.task, self.validation, ev, sampling,
+                                      step_seed(seed, EVAL_SEED, 0))
         if train_pass:
             correct = correct_counts(self.engine, self.task, self.pass_problems, ev.train_pass_samples, sampling,
                                      step_seed(seed, TRAIN_PASS_SEED, 0))

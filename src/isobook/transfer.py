@@ -20,7 +20,7 @@ import pandas as pd
 
 from isobook.base_model import ensure_base_model
 from isobook.config import Config, fingerprint
-from isobook.evaluation import correct_counts, validation_scores
+from isobook.evaluation import score_validation
 from isobook.models import load_causal_lm
 from isobook.pipeline import prepare_sets, sets_id
 from isobook.rollout import TorchEngine
@@ -61,9 +61,9 @@ def transfer_scores(configs: list[Config], set_names: Sequence[str]) -> pd.DataF
                     model, tokenizer = load_causal_lm(weights)
                     engine = TorchEngine(model.eval(), tokenizer, sampling.batch_rollouts)
                 problems = problems_of(datasets.load_from_disk(str(folder / name))["validation"])
-                correct = correct_counts(engine, make_task(first.task), problems[: ev.validation_problems], ev.samples,
-                                         sampling, step_seed(first.train.seed, EVAL_SEED, 0))
-                cached = {"rollouts": identity["rollouts"], "scores": validation_scores(correct, ev.samples, ev.k)}
+                scores = score_validation(engine, make_task(first.task), problems[: ev.validation_problems], ev,
+                                          sampling, step_seed(first.train.seed, EVAL_SEED, 0))
+                cached = {"rollouts": identity["rollouts"], "scores": scores}
                 atomic_write_text(json.dumps(cached), path)
             rows.append({**identity, "set": name, **cached["scores"]})
     return pd.DataFrame(rows)
