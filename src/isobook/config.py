@@ -9,7 +9,8 @@ Sections: ``model`` (which base model), ``task`` (which problem family), ``base_
 (how isobook trains its own base model), ``sampling`` (rollout decoding), ``sets``
 (difficulty profiling and the problem sets), ``train`` (one GRPO run: set, B_p, n,
 budget), ``recipe`` (the loss and optimizer), ``evaluation`` (what is measured when),
-``sweep`` (a grid of runs and where they execute), ``system`` (seed, threads, output folder).
+``sweep`` (a grid of runs and where they execute), ``system`` (seed, threads, output folder,
+device, precision, rollout engine).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -113,7 +115,7 @@ class BaseModelConfig:
 class SamplingConfig:
     """Rollout decoding (paper: temperature 0.6, top-p 1.0 for training and evaluation)."""
 
-    temperature: float = option(0.6, "sampling temperature", low=1e-3)
+    temperature: float = option(0.6, "sampling temperature (0: greedy)", low=0.0)
     top_p: float = option(1.0, "nucleus sampling mass", low=1e-3, high=1.0)
     max_new_tokens: int = option(96, "longest completion in tokens", low=1)
     batch_rollouts: int = option(2048, "rollouts generated per engine call", low=1)
@@ -292,6 +294,19 @@ class SystemConfig:
     seed: int = option(0, "seed for problems, training and sampling", low=0)
     threads: int = option(2, "torch CPU threads", low=1)
     outputs: str = option("outputs", "folder for models, sets and runs")
+    device: str = option("auto", "auto (cuda when torch sees one, else cpu), cpu, cuda, cuda:N")
+    precision: str = option("auto", "auto (bf16 on a CUDA device, fp32 otherwise), fp32, bf16 (autocast over "
+                            "fp32 master weights)", choices=("auto", "fp32", "bf16"))
+    engine: str = option("torch", "rollout engine: torch (plain PyTorch), vllm (needs vLLM installed)",
+                         choices=("torch", "vllm"))
+    vllm_gpu_memory: float = option(0.3, "vllm on a GPU: fraction of its memory for vLLM's weights and KV cache",
+                                    low=0.05, high=0.95)
+    gradient_checkpointing: bool = option(False, "recompute activations in the backward pass (saves memory "
+                                          "on real models)")
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", self.device):
+            raise ConfigError(f"system.device: {self.device!r} is not a device; allowed: auto, cpu, cuda, cuda:N")
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,11 @@ tokenizer), so transformers and vLLM load it like any checkpoint.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import torch
+from safetensors import safe_open
 from transformers import AutoModelForCausalLM, PreTrainedModel, PreTrainedTokenizerBase, Qwen2Config, Qwen2ForCausalLM
 
 from isobook.config import ModelConfig
@@ -37,9 +39,11 @@ def build_qwen2(config: ModelConfig, tokenizer: PreTrainedTokenizerBase, seed: i
     return Qwen2ForCausalLM(qwen_config)
 
 
-def load_causal_lm(name_or_path: str | Path, dtype: torch.dtype = torch.float32) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    """A causal LM and its tokenizer from a local folder (or a hub id where reachable)."""
-    model = AutoModelForCausalLM.from_pretrained(str(name_or_path), dtype=dtype)
+def load_causal_lm(name_or_path: str | Path, dtype: torch.dtype = torch.float32,
+                   device: torch.device | str = "cpu") -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """A causal LM (weights in `dtype` on `device`) and its tokenizer from a local folder
+    (or a hub id where reachable)."""
+    model = AutoModelForCausalLM.from_pretrained(str(name_or_path), dtype=dtype).to(device)
     tokenizer = load_tokenizer(name_or_path)
     if model.generation_config.pad_token_id is None:
         model.generation_config.pad_token_id = tokenizer.pad_token_id
@@ -49,3 +53,16 @@ def load_causal_lm(name_or_path: str | Path, dtype: torch.dtype = torch.float32)
 def parameter_count(model: torch.nn.Module) -> int:
     """Number of distinct parameters (tied embeddings counted once)."""
     return sum(p.numel() for p in model.parameters())
+
+
+def checkpoint_parameter_count(folder: str | Path) -> int:
+    """Parameters stored in a model folder's safetensors files (tied weights are stored once),
+    read from their headers without loading a tensor."""
+    files = sorted(Path(folder).glob("*.safetensors"))
+    if not files:
+        raise FileNotFoundError(f"model.source: no *.safetensors weights in {folder}")
+    total = 0
+    for path in files:
+        with safe_open(str(path), framework="pt") as weights:
+            total += sum(math.prod(weights.get_slice(name).get_shape()) for name in weights.keys())
+    return total

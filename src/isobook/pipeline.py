@@ -31,9 +31,9 @@ from isobook.base_model import base_model_id, earlier_checkpoint_path, ensure_ba
 from isobook.config import Config, fingerprint
 from isobook.difficulty import profile_problems
 from isobook.metrics import best_at_k
-from isobook.models import load_causal_lm, parameter_count
+from isobook.models import checkpoint_parameter_count
 from isobook.problem_sets import ProblemSet, build_sets, histogram
-from isobook.rollout import TorchEngine
+from isobook.rollout import RolloutEngine, inference_engine
 from isobook.storage import atomic_folder
 from isobook.tasks import Problem, Task, make_task
 
@@ -50,7 +50,11 @@ class SetsResult:
 
 
 def sets_id(config: Config) -> str:
-    """Readable name of the sets a config produces, e.g. ``qwen2-h96-...-pool14000-1a2b3c``."""
+    """Readable name of the sets a config produces, e.g. ``qwen2-h96-...-pool14000-1a2b3c``.
+
+    The rollout engine and precision (``system``) are left out: sets are data, built once by
+    whichever engine first asks and shared by runs of every engine, so that runs sampling
+    with torch and with vLLM train and are scored on the same problems."""
     model = base_model_id(config) if config.model.source == "isobook" else Path(config.model.source).name
     digest = fingerprint(config.model, config.task, config.base_model, config.sampling, config.sets,
                          config.system.seed)
@@ -71,8 +75,7 @@ def prepare_sets(config: Config) -> SetsResult:
     task = make_task(config.task)
     pool = task.problems(config.sets.pool_size, seed=config.system.seed + POOL_SEED_OFFSET)
     work = folder.with_name(folder.name + ".partial")
-    model, tokenizer = load_causal_lm(model_path)
-    engine = TorchEngine(model.eval(), tokenizer, config.sampling.batch_rollouts)
+    engine, _ = inference_engine(config, model_path)
     profile = _pool_table(pool)
     s = config.sets
 
@@ -83,16 +86,17 @@ def prepare_sets(config: Config) -> SetsResult:
     seconds["profile"] = time.perf_counter() - began
 
     began = time.perf_counter()
-    stability = _stability(config, task, pool, profile, work)
-    seconds["stability"] = time.perf_counter() - began
-
-    began = time.perf_counter()
     _xhard(config, engine, task, pool, profile, work)
     seconds["xhard"] = time.perf_counter() - began
+    del engine  # before the earlier checkpoint's engine starts (vLLM runs one engine per process)
+
+    began = time.perf_counter()
+    stability = _stability(config, task, pool, profile, work)
+    seconds["stability"] = time.perf_counter() - began
     seconds["total"] = sum(seconds.values())
 
     sets = build_sets(profile, s, config.system.seed)
-    summary = _summary(config, model_path, parameter_count(model), profile, sets, stability, seconds)
+    summary = _summary(config, model_path, checkpoint_parameter_count(model_path), profile, sets, stability, seconds)
     with atomic_folder(folder) as staging:
         profile.to_parquet(staging / "profile.parquet", index=False)
         datasets.disable_progress_bars()
@@ -135,8 +139,7 @@ def _stability(config: Config, task: Task, pool: list[Problem], profile: pd.Data
     count = min(config.sets.stability_problems, len(pool))
     if config.model.source != "isobook" or count < 2 or not earlier.is_dir():
         return {"problems": 0}
-    model, tokenizer = load_causal_lm(earlier)
-    engine = TorchEngine(model.eval(), tokenizer, config.sampling.batch_rollouts)
+    engine, _ = inference_engine(config, earlier)
     counts = profile_problems(engine, task, pool[:count], config.sets.samples, config.sampling,
                               config.system.seed, work / "earlier", desc="profile earlier checkpoint",
                               block=_block(config))
@@ -146,7 +149,7 @@ def _stability(config: Config, task: Task, pool: list[Problem], profile: pd.Data
     return {"problems": count, "checkpoint": earlier.name, "pearson": round(pearson, 4)}
 
 
-def _xhard(config: Config, engine: TorchEngine, task: Task, pool: list[Problem], profile: pd.DataFrame,
+def _xhard(config: Config, engine: RolloutEngine, task: Task, pool: list[Problem], profile: pd.DataFrame,
            work: Path) -> None:
     """Extra samples for problems with no correct answer, up to `xhard_samples` in all."""
     s = config.sets

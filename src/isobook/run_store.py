@@ -29,6 +29,7 @@ import torch
 import yaml
 
 from isobook.config import Config, fingerprint
+from isobook.device import numerics
 from isobook.pipeline import sets_id
 from isobook.recipe import regularised
 from isobook.storage import atomic_torch_save, atomic_write_parquet, atomic_write_text
@@ -40,7 +41,7 @@ def run_name(config: Config) -> str:
     # "auto" resolved, so a run asking for its set's preset explicitly is the same run.
     recipe = replace(config.recipe, regularisers="kl+entropy" if regularised(config.recipe, t.set) else "none")
     digest = fingerprint(sets_id(config), replace(t, budget=0), recipe,
-                         replace(config.evaluation, checkpoint_every=0))
+                         replace(config.evaluation, checkpoint_every=0), *numerics(config.system))
     return f"{t.set}-bp{t.batch_problems}-n{t.rollouts_per_problem}-s{t.seed}-{digest}"
 
 
@@ -54,7 +55,8 @@ def base_scores_path(config: Config) -> Path:
     hashed (the sets, the evaluation settings, the training set's size), nothing of the
     recipe or the grid point."""
     t = config.train
-    digest = fingerprint(sets_id(config), t.set, t.seed, t.data_size, replace(config.evaluation, checkpoint_every=0))
+    digest = fingerprint(sets_id(config), t.set, t.seed, t.data_size, replace(config.evaluation, checkpoint_every=0),
+                         *numerics(config.system))
     return Path(config.system.outputs) / "base_scores" / f"{t.set}-s{t.seed}-{digest}.json"
 
 

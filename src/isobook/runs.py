@@ -29,11 +29,12 @@ from tqdm import tqdm
 
 from isobook.base_model import ensure_base_model
 from isobook.config import Config, ConfigError
+from isobook.device import resolve_placement
 from isobook.evaluation import correct_counts, evaluation_steps, score_validation, train_pass_steps
 from isobook.models import load_causal_lm
 from isobook.pipeline import prepare_sets
 from isobook.recipe import LrScaling, loss_weights, lr_at, scaled_lr
-from isobook.rollout import TorchEngine
+from isobook.rollout import training_engine
 from isobook.run_store import (RunState, base_scores_path, load_checkpoint, read_metrics, read_status, run_folder,
                                save_checkpoint, write_config, write_status, write_tables)
 from isobook.storage import atomic_folder, atomic_write_text
@@ -69,6 +70,8 @@ def run_grpo(config: Config, show_progress: bool = True) -> RunResult:
     torch.set_num_threads(config.system.threads)
     setup = _RunSetup(config)
     state = load_checkpoint(folder, setup.model, setup.optimizer) or RunState(0, [], [], 0.0)
+    if state.steps:
+        setup.engine.load_weights(setup.model)  # the engine started from the base model's weights
     start = state.steps
     write_config(folder, config)
     write_status(folder, "running", state)
@@ -137,20 +140,24 @@ class _RunSetup:
         self.pass_problems = self.train_problems[: config.evaluation.train_pass_problems]
         self.task = make_task(config.task)
         model_path = ensure_base_model(config)
-        self.model, self.tokenizer = load_causal_lm(model_path)
+        placement = resolve_placement(config.system)
+        self.model, self.tokenizer = load_causal_lm(model_path, device=placement.device)  # float32 master weights
+        if config.system.gradient_checkpointing:
+            self.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         weights = loss_weights(config.recipe, config.train.set)
         reference = None
         if weights.kl or config.recipe.track_kl:
-            reference, _ = load_causal_lm(model_path)
+            reference, _ = load_causal_lm(model_path, dtype=placement.dtype, device=placement.device)
             reference.eval().requires_grad_(False)
         self.peak_lr = scaled_lr(config.recipe.base_lr, config.recipe.reference_batch,
                                  config.train.batch_rollouts, LrScaling(config.recipe.lr_scaling))
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=self.peak_lr,
                                            weight_decay=config.recipe.weight_decay)
-        self.engine = TorchEngine(self.model, self.tokenizer, config.sampling.batch_rollouts)
+        self.engine = training_engine(config, self.model, self.tokenizer, model_path)
         settings = TrainerSettings(train=config.train, sampling=config.sampling, weights=weights,
                                    normalize_std=config.recipe.normalize_std, grad_clip=config.recipe.grad_clip,
-                                   row_tokens=max(config.model.max_positions, 16), seed=config.train.seed)
+                                   row_tokens=max(config.model.max_positions, 16), seed=config.train.seed,
+                                   autocast=placement.autocast)
         self.trainer = GRPOTrainer(self.model, reference, self.tokenizer, self.engine, self.task,
                                    self.train_problems, self.optimizer, settings)
 

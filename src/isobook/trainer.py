@@ -14,7 +14,9 @@ distribution the engine drew from.
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,6 +50,8 @@ class TrainerSettings:
     grad_clip: float  # 0: no clipping (the norm is still logged)
     row_tokens: int  # width of packed training rows
     seed: int
+    # Forward passes of the update run inside this context (bf16 autocast on a GPU).
+    autocast: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext
 
 
 class GRPOTrainer:
@@ -102,16 +106,19 @@ class GRPOTrainer:
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         self.model.train()
-        logprobs, entropy = completion_logprobs(self.model, prompts, completion_ids, mask, settings.sampling.temperature,
-                                                settings.row_tokens, self.tokenizer.pad_token_id, with_entropy=True)
-        reference = None
-        if self.reference is not None:
-            with torch.no_grad():
-                reference, _ = completion_logprobs(self.reference, prompts, completion_ids, mask,
-                                                   settings.sampling.temperature, settings.row_tokens,
-                                                   self.tokenizer.pad_token_id, with_entropy=False)
-        terms = grpo_loss(logprobs, logprobs.detach(), rollouts.logprobs[rows], advantages, mask,
-                          zero_variance[group_of_row], settings.weights, reference, entropy)
+        with settings.autocast():
+            logprobs, entropy = completion_logprobs(self.model, prompts, completion_ids, mask,
+                                                    settings.sampling.temperature, settings.row_tokens,
+                                                    self.tokenizer.pad_token_id, with_entropy=True)
+            reference = None
+            if self.reference is not None:
+                with torch.no_grad():
+                    reference, _ = completion_logprobs(self.reference, prompts, completion_ids, mask,
+                                                       settings.sampling.temperature, settings.row_tokens,
+                                                       self.tokenizer.pad_token_id, with_entropy=False)
+        device = logprobs.device
+        terms = grpo_loss(logprobs, logprobs.detach(), rollouts.logprobs[rows].to(device), advantages.to(device),
+                          mask.to(device), zero_variance[group_of_row].to(device), settings.weights, reference, entropy)
         if not torch.isfinite(terms.loss):
             raise TrainingDiverged(f"loss is {float(terms.loss.detach())} at update {step + 1}")
         terms.loss.backward()
@@ -121,6 +128,7 @@ class GRPOTrainer:
             raise TrainingDiverged(f"gradient norm is {grad_norm} at update {step + 1}")
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
+        self.engine.load_weights(self.model)
         finished = time.perf_counter()
         return _log_row(rollouts, rewards, zero_variance, terms, grad_norm, lr,
                         sample_seconds=sampled - began, update_seconds=finished - sampled)

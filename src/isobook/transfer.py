@@ -21,9 +21,8 @@ import pandas as pd
 from isobook.base_model import ensure_base_model
 from isobook.config import Config, fingerprint
 from isobook.evaluation import score_validation
-from isobook.models import load_causal_lm
 from isobook.pipeline import prepare_sets, sets_id
-from isobook.rollout import TorchEngine
+from isobook.rollout import inference_engine
 from isobook.run_store import base_scores_path, read_status, run_folder, run_name
 from isobook.runs import EVAL_SEED, problems_of
 from isobook.storage import atomic_write_text
@@ -58,8 +57,7 @@ def transfer_scores(configs: list[Config], set_names: Sequence[str]) -> pd.DataF
             cached = json.loads(path.read_text()) if path.is_file() else None
             if cached is None or cached["rollouts"] != identity["rollouts"]:
                 if engine is None:
-                    model, tokenizer = load_causal_lm(weights)
-                    engine = TorchEngine(model.eval(), tokenizer, sampling.batch_rollouts)
+                    engine, _ = inference_engine(first, weights)
                 problems = problems_of(datasets.load_from_disk(str(folder / name))["validation"])
                 scores = score_validation(engine, make_task(first.task), problems[: ev.validation_problems], ev,
                                           sampling, step_seed(first.train.seed, EVAL_SEED, 0))

@@ -1,4 +1,4 @@
-"""The rollout interface every engine implements (plain PyTorch now, vLLM later)."""
+"""The rollout interface every engine implements (plain PyTorch, vLLM)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import torch
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from isobook.config import SamplingConfig
 
@@ -36,5 +37,26 @@ class RolloutEngine(Protocol):
     """Samples completions from the current policy."""
 
     def generate(self, prompts: list[str], n: int, sampling: SamplingConfig) -> Rollouts:
-        """`n` samples for every prompt, in prompt order."""
+        """`n` samples for every prompt, in prompt order. Temperature 0 is greedy."""
         ...
+
+    def load_weights(self, model: PreTrainedModel) -> None:
+        """Sample from `model`'s current weights from now on (after an optimizer step)."""
+        ...
+
+
+def assemble_rollouts(ids: list[torch.Tensor], logprobs: list[torch.Tensor], n: int,
+                      tokenizer: PreTrainedTokenizerBase) -> Rollouts:
+    """`Rollouts` from one token-id row and one log-prob row per rollout (# [T_i] each,
+    prompt by prompt): right-padded, masked up to and including the first ``<eos>``, decoded."""
+    pad, eos = tokenizer.pad_token_id, tokenizer.eos_token_id
+    width = max(1, max(len(row) for row in ids))
+    completion_ids = torch.stack([torch.nn.functional.pad(row, (0, width - len(row)), value=pad) for row in ids])
+    padded_logprobs = torch.stack([torch.nn.functional.pad(row, (0, width - len(row)), value=0.0) for row in logprobs])
+    is_eos = completion_ids == eos
+    after_eos = (is_eos.cumsum(dim=1) - is_eos.long()) > 0
+    lengths = torch.tensor([len(row) for row in ids])
+    mask = ((~after_eos) & (torch.arange(width)[None, :] < lengths[:, None])).float()  # [N, T]
+    texts = tokenizer.batch_decode(completion_ids.masked_fill(mask == 0, pad), skip_special_tokens=True)
+    return Rollouts(n=n, completion_ids=completion_ids.masked_fill(mask == 0, pad), completion_mask=mask,
+                    logprobs=torch.where(mask > 0, padded_logprobs, 0.0), texts=texts)

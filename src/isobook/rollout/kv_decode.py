@@ -7,7 +7,7 @@ embedding and MLP) over buffers allocated once, and:
 
 * computes each prompt's KV once and copies it to its n samples (the group shares it);
 * writes one slot per step instead of re-concatenating the cache;
-* samples with the Gumbel-max trick from the tempered (and top-p filtered) logits, so the
+* samples with the Gumbel-max trick (argmax at temperature 0) from the tempered (and top-p filtered) logits, so the
   returned log-probs are exactly those of the distribution each token was drawn from;
 * stops as soon as every sequence has produced ``<eos>``.
 
@@ -46,6 +46,8 @@ def sample(model: PreTrainedModel, prompt_ids: torch.Tensor, prompt_mask: torch.
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
     width = prompt_len + max_new_tokens
     device, dtype = prompt_ids.device, core.embed_tokens.weight.dtype
+    if torch.is_autocast_enabled(device.type):  # bf16 over float32 weights: keep the cache in bf16
+        dtype = torch.get_autocast_dtype(device.type)
     cache_shape = (len(core.layers), total, config.num_key_value_heads, width, head_dim)
     keys = torch.empty(cache_shape, dtype=dtype, device=device)
     values = torch.empty(cache_shape, dtype=dtype, device=device)
@@ -106,7 +108,12 @@ def _run_layers(core: torch.nn.Module, hidden: torch.Tensor, positions: torch.Te
 
 
 def _draw(logits: torch.Tensor, temperature: float, top_p: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """A token per row from softmax(logits / T) restricted to the top-p mass, and its log-prob. # [N] each"""
+    """A token per row from softmax(logits / T) restricted to the top-p mass, and its log-prob. # [N] each
+
+    Temperature 0 is greedy: the argmax, with log-prob 0 (the distribution is a point mass)."""
+    if temperature == 0:
+        token = logits.argmax(-1)
+        return token, torch.zeros_like(token, dtype=logits.dtype)
     scores = logits / temperature
     if top_p < 1.0:
         ordered, order = scores.sort(dim=-1, descending=True)

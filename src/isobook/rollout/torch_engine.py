@@ -8,40 +8,49 @@ before batching so that a batch pads little, and results are put back in prompt 
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
+
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from isobook.config import SamplingConfig
 from isobook.rollout import kv_decode
-from isobook.rollout.base import Rollouts
+from isobook.rollout.base import Rollouts, assemble_rollouts
 
 
 class TorchEngine:
-    """Samples from `model` in place; a weight update is visible to the next call."""
+    """Samples from `model` in place; a weight update is visible to the next call.
 
-    def __init__(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, batch_rollouts: int = 1024):
+    `batch_rollouts`: rollouts per forward batch. `autocast`: a context in which forward
+    passes run (``Placement.autocast`` for bf16 over float32 weights); none by default.
+    """
+
+    def __init__(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, batch_rollouts: int = 1024,
+                 autocast: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext):
         self.model = model
         self.tokenizer = tokenizer
         self.batch_rollouts = batch_rollouts
+        self.autocast = autocast
 
     @torch.no_grad()
     def generate(self, prompts: list[str], n: int, sampling: SamplingConfig) -> Rollouts:
         encoded = self.tokenizer(prompts)["input_ids"]
         order = sorted(range(len(prompts)), key=lambda i: len(encoded[i]))
         prompts_per_call = max(1, self.batch_rollouts // n)
-        parts: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+        rows: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}  # rollout index -> (ids, log-probs)
         for start in range(0, len(order), prompts_per_call):
             chunk = order[start : start + prompts_per_call]
-            ids, logprobs = self._sample([encoded[i] for i in chunk], n, sampling)
+            with self.autocast():
+                ids, logprobs = self._sample([encoded[i] for i in chunk], n, sampling)
             for j, prompt_index in enumerate(chunk):
-                parts[prompt_index] = (ids[j * n : (j + 1) * n], logprobs[j * n : (j + 1) * n])
-        width = max(parts[i][0].shape[1] for i in parts)
-        pad = self.tokenizer.pad_token_id
-        completion_ids = torch.cat([_pad_right(parts[i][0], width, pad) for i in range(len(prompts))])
-        logprobs = torch.cat([_pad_right(parts[i][1], width, 0.0) for i in range(len(prompts))])
-        mask = _completion_mask(completion_ids, self.tokenizer.eos_token_id, pad)
-        texts = self.tokenizer.batch_decode(completion_ids.masked_fill(mask == 0, pad), skip_special_tokens=True)
-        return Rollouts(n=n, completion_ids=completion_ids, completion_mask=mask, logprobs=torch.where(mask > 0, logprobs, 0.0), texts=texts)
+                for sample in range(n):
+                    rows[prompt_index * n + sample] = (ids[j * n + sample], logprobs[j * n + sample])
+        ordered = [rows[i] for i in range(len(prompts) * n)]
+        return assemble_rollouts([r[0] for r in ordered], [r[1] for r in ordered], n, self.tokenizer)
+
+    def load_weights(self, model: PreTrainedModel) -> None:
+        """Nothing to copy: this engine samples the training model itself."""
 
     def _sample(self, prompt_ids: list[list[int]], n: int, sampling: SamplingConfig) -> tuple[torch.Tensor, torch.Tensor]:
         """Completion ids and their log-probs for one batch. # [P*n, T] each"""
@@ -59,8 +68,8 @@ class TorchEngine:
         out = self.model.generate(
             input_ids=input_ids,
             attention_mask=attention,
-            do_sample=True,
-            temperature=sampling.temperature,
+            do_sample=sampling.temperature > 0,
+            temperature=sampling.temperature or None,
             top_p=sampling.top_p,
             top_k=0,
             max_new_tokens=sampling.max_new_tokens,
@@ -75,13 +84,3 @@ class TorchEngine:
         logprobs = torch.log_softmax(scores, dim=-1).gather(-1, completion.unsqueeze(-1)).squeeze(-1)  # [P*n, T]
         return completion, logprobs
 
-
-def _pad_right(rows: torch.Tensor, width: int, value: float) -> torch.Tensor:
-    return torch.nn.functional.pad(rows, (0, width - rows.shape[1]), value=value)
-
-
-def _completion_mask(ids: torch.Tensor, eos: int, pad: int) -> torch.Tensor:
-    """1.0 up to and including the first `eos` of each row (all generated tokens if none). # [N, T]"""
-    is_eos = ids == eos
-    after_eos = (is_eos.cumsum(dim=1) - is_eos.long()) > 0
-    return (~after_eos).float()

@@ -1,0 +1,63 @@
+"""Where tensors live and in which precision: ``system.device`` and ``system.precision`` resolved.
+
+The policy keeps float32 master weights, which AdamW updates; with ``bf16`` its forward
+passes (rollouts and the GRPO update) run under ``torch.autocast`` in bfloat16, while models
+that only sample or score (the KL reference, the difficulty profile, vLLM's copy) are
+loaded in bfloat16 outright. ``auto`` means bf16 on a CUDA device that supports it and
+fp32 elsewhere: on these CPUs bf16 was slower (benchmarks/README.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import torch
+
+from isobook.config import SystemConfig
+
+_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A resolved device and compute precision."""
+
+    device: torch.device
+    precision: str  # "fp32" or "bf16"
+
+    @property
+    def dtype(self) -> torch.dtype:
+        """The compute dtype (and the dtype of models that never train)."""
+        return _DTYPES[self.precision]
+
+    def autocast(self) -> contextlib.AbstractContextManager:
+        """Forward passes of float32 weights in the compute dtype (a no-op for fp32)."""
+        if self.precision == "fp32":
+            return contextlib.nullcontext()
+        return torch.autocast(self.device.type, dtype=self.dtype)
+
+
+def resolve_placement(system: SystemConfig) -> Placement:
+    """`system.device` and `system.precision` with ``auto`` resolved on this machine."""
+    if system.device == "auto":
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    else:
+        device = torch.device(system.device)
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise RuntimeError(f"system.device: {system.device!r} asked for, but torch sees no CUDA device "
+                               "(a CPU build of torch, or no GPU); allowed here: auto, cpu")
+    precision = system.precision
+    if precision == "auto":
+        precision = "bf16" if device.type == "cuda" and torch.cuda.is_bf16_supported() else "fp32"
+    return Placement(device, precision)
+
+
+def numerics(system: SystemConfig) -> tuple[dict[str, str], ...]:
+    """What, beyond the science config, changes a run's numbers: the rollout engine and the
+    precision. Empty for the default (torch engine, fp32), so runs stored before these
+    settings existed keep their names; otherwise one part to hash into run and set names."""
+    precision = resolve_placement(system).precision
+    if system.engine == "torch" and precision == "fp32":
+        return ()
+    return ({"engine": system.engine, "precision": precision},)
