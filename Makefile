@@ -53,4 +53,4 @@ browser:
 
 test: $(STAMP) $(VLLM_STAMP) browser
 	$(VENV)/bin/python -m pytest -q -m "not vllm"
-	$(VLLM_VENV)/bin/python -m pytest -q -m vllm
+	$(VLLM_VENV)/bin/python -m pytest -q -m vllm tests/test_vllm_engine.py

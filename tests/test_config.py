@@ -15,9 +15,10 @@ def test_presets_load_and_defaults_match_the_cpu_preset() -> None:
     cpu = load_config(ROOT / "params" / "cpu.yaml")
     assert smoke.sets.pool_size < cpu.sets.pool_size
     assert cpu == Config()
-    gpu = load_config(ROOT / "params" / "gpu-example.yaml")
+    gpu = load_config(ROOT / "params" / "gpu-qwen2.5-0.5b.yaml")
     assert gpu.model.source != "isobook" and gpu.task.family == "math-file"
     assert len(sweep_configs(gpu)) > len(sweep_configs(cpu)) and gpu.sweep.gpus_per_run == 1.0
+    assert (gpu.system.engine, gpu.system.precision, gpu.system.micro_batch_tokens) == ("vllm", "auto", 16384)
 
 
 def test_the_lr_anchor_file_grids_around_the_default() -> None:
@@ -56,6 +57,9 @@ def test_overrides_apply_on_top_of_the_file() -> None:
         ("recipe.zero_variance=some", r"recipe.zero_variance: 'some' is not allowed; allowed: none, all, regularisers"),
         ("evaluation.samples=2", r"evaluation.samples: must be >= evaluation.k=4, got 2"),
         ("evaluation.train_pass_rollouts=[0, x]", r"evaluation.train_pass_rollouts\[1\]: expected int, got 'x'"),
+        ("system.device=tpu", r"system.device: 'tpu' is not a device; allowed: auto, cpu, cuda, cuda:N"),
+        ("system.engine=sglang", r"system.engine: 'sglang' is not allowed; allowed: torch, vllm"),
+        ("system.precision=fp8", r"system.precision: 'fp8' is not allowed; allowed: auto, fp32, bf16"),
     ],
 )
 def test_bad_values_fail_naming_the_field(override: str, message: str) -> None:

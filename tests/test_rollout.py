@@ -74,3 +74,25 @@ def test_top_p_restricts_sampling_to_the_nucleus() -> None:
     assert set(tokens.tolist()) == {0, 1}  # 0.5 + 0.3 reaches 0.7; the tail is cut
     renormalised = torch.log(torch.tensor([0.5, 0.3]) / 0.8)
     assert torch.allclose(logprobs, renormalised[tokens], atol=1e-5)
+
+
+def test_greedy_decoding_and_bf16_autocast_over_float32_weights(engine: TorchEngine) -> None:
+    greedy = SamplingConfig(temperature=0.0, max_new_tokens=10)
+    first = engine.generate(PROMPTS, n=2, sampling=greedy)
+    assert first.texts[0::2] == first.texts[1::2]  # one answer per prompt, whatever the seed
+    assert (first.logprobs == 0).all()  # a point mass
+    bf16 = TorchEngine(engine.model, engine.tokenizer, batch_rollouts=8,
+                       autocast=lambda: torch.autocast("cpu", dtype=torch.bfloat16))
+    torch.manual_seed(2)
+    sampling = SamplingConfig(temperature=0.6, max_new_tokens=10)
+    rollouts = bf16.generate(PROMPTS, n=3, sampling=sampling)
+    assert engine.model.model.embed_tokens.weight.dtype == torch.float32  # weights untouched
+    for row in range(9):
+        prompt = engine.tokenizer(PROMPTS[row // 3])["input_ids"]
+        length = int(rollouts.lengths[row])
+        completion = rollouts.completion_ids[row, :length].tolist()
+        with torch.no_grad():
+            logits = engine.model(torch.tensor([prompt + completion])).logits[0]
+        expected = torch.log_softmax(logits[len(prompt) - 1 : -1] / 0.6, -1).gather(
+            -1, torch.tensor(completion)[:, None]).squeeze(-1)
+        assert torch.allclose(rollouts.logprobs[row, :length], expected, atol=0.05)  # bf16's 8-bit mantissa

@@ -1,5 +1,7 @@
-"""The pieces of a GRPO update: packing, packed log-probs, the recipe's numbers, schedules, batches."""
+"""The pieces of a GRPO update: packing, packed log-probs, the recipe's numbers, schedules, batches,
+micro-batches."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,7 @@ from isobook.packing import pack_sequences
 from isobook.recipe import LrScaling, loss_weights, lr_at, scaled_lr
 from isobook.rollout import TorchEngine
 from isobook.tasks import make_task
-from isobook.trainer import GRPOTrainer, TrainerSettings, completion_logprobs
+from isobook.trainer import GRPOTrainer, TrainerSettings, completion_logprobs, micro_batches
 
 
 def test_packing_places_every_sequence_once_with_restarting_positions() -> None:
@@ -120,3 +122,31 @@ def test_one_step_counts_compute_and_decoupled_baseline_trains_on_a_subset(smoke
     decoupled = _trainer(smoke_model, problems, batch_problems=4, rollouts_per_problem=4, n_train=2).step(0, lr=0.0)
     assert decoupled["step_rollouts"] == 16  # compute counts every sampled rollout
     assert decoupled["reward"] == full["reward"]  # same seed, same samples; only the update differs
+
+
+def test_micro_batches_group_consecutive_rollouts_within_the_token_limit() -> None:
+    groups = [g.tolist() for g in micro_batches([30, 20, 50, 70, 10, 10], max_tokens=60)]
+    assert groups == [[0, 1], [2], [3], [4, 5]]  # a rollout over the limit gets a group of its own
+    assert [g.tolist() for g in micro_batches([30, 20], max_tokens=0)] == [[0, 1]]
+
+
+def test_an_update_in_micro_batches_equals_the_update_in_one_pass(smoke_model) -> None:
+    _, model, _ = smoke_model
+    problems = make_task(smoke_model[0].task).problems(32, seed=5)
+    original = {name: tensor.clone() for name, tensor in model.state_dict().items()}
+    rows, weights = {}, {}
+    try:
+        for tokens in (0, 48):  # 48: one or two rollouts per forward/backward pass
+            model.load_state_dict(original)
+            trainer = _trainer(smoke_model, problems, batch_problems=4, rollouts_per_problem=4)
+            trainer.settings = replace(trainer.settings, micro_batch_tokens=tokens)
+            rows[tokens] = trainer.step(0, lr=1e-3)
+            weights[tokens] = {name: tensor.clone() for name, tensor in model.state_dict().items()}
+    finally:
+        model.load_state_dict(original)
+    assert rows[0]["reward"] == rows[48]["reward"]  # same rollouts
+    for column in ("policy_loss", "entropy", "grad_norm", "clip_fraction"):
+        assert rows[48][column] == pytest.approx(rows[0][column], rel=1e-5, abs=1e-8), column
+    for name in original:
+        assert torch.allclose(weights[48][name], weights[0][name], atol=1e-6), name
+    assert any(not torch.equal(weights[0][name], original[name]) for name in original)

@@ -303,6 +303,8 @@ class SystemConfig:
                                     low=0.05, high=0.95)
     gradient_checkpointing: bool = option(False, "recompute activations in the backward pass (saves memory "
                                           "on real models)")
+    micro_batch_tokens: int = option(0, "prompt + completion tokens per forward/backward pass of an update "
+                                     "(gradient accumulation, same update); 0: the whole batch at once", low=0)
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", self.device):

@@ -17,7 +17,8 @@ Which variant, term by term:
   (Schulman, "Approximating KL divergence", 2020): unbiased, always >= 0.
 * **Entropy bonus**: the mean per-token entropy of the policy, subtracted with its weight.
 * **Aggregation**: token mean over all valid tokens of the batch ("token-mean"), so long
-  and short completions weigh by their tokens.
+  and short completions weigh by their tokens; with data parallelism, over the whole
+  batch across micro-batches and processes (`BatchTokens`), not per part.
 * **Zero-variance filter**: `none` keeps every group; `all` drops zero-variance groups from
   every term; `regularisers` drops them from the KL and entropy terms only (paper Fig. 3).
 """
@@ -89,38 +90,74 @@ def decoupled_advantages(rewards: torch.Tensor, n_train: int, normalize_std: boo
     return advantages.gather(1, index), index
 
 
+@dataclass(frozen=True)
+class Shard:
+    """A batch split over `count` data-parallel processes whose gradients are averaged (DDP)."""
+
+    count: int = 1
+
+    def total(self, local: torch.Tensor) -> torch.Tensor:
+        """`local` summed over the processes."""
+        if self.count == 1:
+            return local
+        summed = local.clone()
+        torch.distributed.all_reduce(summed)
+        return summed
+
+
+@dataclass(frozen=True)
+class BatchTokens:
+    """What the token means divide by: the whole batch's token counts, also when the loss is
+    taken micro-batch by micro-batch (gradient accumulation) or process by process. Each
+    micro-batch's terms are then its share of the batch's mean, times `processes` (DDP
+    averages the processes' gradients), so the summed, averaged gradient is the batch's."""
+
+    policy: torch.Tensor  # scalar: tokens of the policy term
+    regulariser: torch.Tensor  # scalar: tokens of the KL and entropy terms
+    processes: int = 1
+
+
+def batch_tokens(mask: torch.Tensor, zero_variance: torch.Tensor, weights: LossWeights,
+                 shard: Shard = Shard()) -> BatchTokens:
+    """Token counts of the batch whose rollouts (this process's) are `mask` # [N, T] and
+    `zero_variance` # [N], summed over the processes of `shard`."""
+    policy_mask, regulariser_mask = _term_masks(mask, zero_variance, weights)
+    return BatchTokens(policy=shard.total(policy_mask.sum()).clamp(min=1.0),
+                       regulariser=shard.total(regulariser_mask.sum()).clamp(min=1.0), processes=shard.count)
+
+
 def grpo_loss(logprobs: torch.Tensor, old_logprobs: torch.Tensor, engine_logprobs: torch.Tensor,
               advantages: torch.Tensor, mask: torch.Tensor, zero_variance: torch.Tensor,
               weights: LossWeights, ref_logprobs: torch.Tensor | None = None,
-              entropy: torch.Tensor | None = None) -> LossTerms:
+              entropy: torch.Tensor | None = None, tokens: BatchTokens | None = None) -> LossTerms:
     """The GRPO loss of one batch of N rollouts; see the module docstring.
 
     `logprobs` (with gradient), `old_logprobs` (trainer, at sampling time), `engine_logprobs`
     (rollout engine), `ref_logprobs` (base model), `entropy`, `mask`: # [N, T];
     `advantages`, `zero_variance` (the rollout's group has equal rewards): # [N].
+    When these rollouts are a part of the batch (a micro-batch, a process's share), `tokens`
+    holds the whole batch's counts and the terms returned are this part's share of it.
     """
-    mask = mask.float()
-    keep = (~zero_variance).float()[:, None]  # [N, 1]
-    policy_mask = mask * keep if weights.zero_variance is ZeroVarianceFilter.ALL else mask
-    regulariser_mask = mask if weights.zero_variance is ZeroVarianceFilter.NONE else mask * keep
+    tokens = tokens or batch_tokens(mask, zero_variance, weights)
+    policy_mask, regulariser_mask = _term_masks(mask, zero_variance, weights)
 
     ratio = torch.exp(logprobs - old_logprobs)  # [N, T]
     advantage = advantages[:, None]
     clipped = ratio.clamp(1.0 - weights.clip, 1.0 + weights.clip)
     policy_tokens = -torch.minimum(ratio * advantage, clipped * advantage)  # [N, T]
     tis = torch.exp(old_logprobs - engine_logprobs).clamp(max=weights.tis_cap).detach()  # [N, T]
-    policy = _token_mean(tis * policy_tokens, policy_mask)
+    policy = _token_mean(tis * policy_tokens, policy_mask, tokens.policy, tokens)
     loss = policy
 
     kl = torch.full((), float("nan"))  # not measured without the base model's log-probs
     if ref_logprobs is not None:
         log_ratio = ref_logprobs - logprobs
-        kl = _token_mean(torch.exp(log_ratio) - log_ratio - 1.0, regulariser_mask)
+        kl = _token_mean(torch.exp(log_ratio) - log_ratio - 1.0, regulariser_mask, tokens.regulariser, tokens)
         if weights.kl:
             loss = loss + weights.kl * kl
     mean_entropy = torch.zeros(())
     if entropy is not None:
-        mean_entropy = _token_mean(entropy, regulariser_mask)
+        mean_entropy = _token_mean(entropy, regulariser_mask, tokens.regulariser, tokens)
         if weights.entropy:
             loss = loss - weights.entropy * mean_entropy
 
@@ -131,11 +168,21 @@ def grpo_loss(logprobs: torch.Tensor, old_logprobs: torch.Tensor, engine_logprob
         policy=float(policy.detach()),
         kl=float(kl.detach()),
         entropy=float(mean_entropy.detach()),
-        clip_fraction=float(_token_mean(was_clipped, policy_mask)),
-        tis_truncated_fraction=float(_token_mean(truncated, policy_mask)),
+        clip_fraction=float(_token_mean(was_clipped, policy_mask, tokens.policy, tokens)),
+        tis_truncated_fraction=float(_token_mean(truncated, policy_mask, tokens.policy, tokens)),
     )
 
 
-def _token_mean(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Mean of `values` over the tokens `mask` keeps (0 when it keeps none)."""
-    return (values * mask).sum() / mask.sum().clamp(min=1.0)
+def _term_masks(mask: torch.Tensor, zero_variance: torch.Tensor, weights: LossWeights) -> tuple[torch.Tensor, torch.Tensor]:
+    """The tokens the policy term and the regularisers average over. # [N, T] each"""
+    mask = mask.float()
+    keep = (~zero_variance).float()[:, None]  # [N, 1]
+    policy_mask = mask * keep if weights.zero_variance is ZeroVarianceFilter.ALL else mask
+    regulariser_mask = mask if weights.zero_variance is ZeroVarianceFilter.NONE else mask * keep
+    return policy_mask, regulariser_mask
+
+
+def _token_mean(values: torch.Tensor, mask: torch.Tensor, total: torch.Tensor, tokens: BatchTokens) -> torch.Tensor:
+    """This part's share of the batch mean of `values` over the tokens `mask` keeps (`total`
+    in the whole batch; 0 when it keeps none), times the process count."""
+    return tokens.processes * (values * mask).sum() / total

@@ -16,8 +16,9 @@ the larger budget at once). A loss or gradient that stops being finite ends the 
 from __future__ import annotations
 
 import json
+import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,10 @@ import datasets
 import numpy as np
 import pandas as pd
 import torch
+from accelerate import Accelerator
+from accelerate.utils import extract_model_from_parallel
 from tqdm import tqdm
+from transformers import PreTrainedModel
 
 from isobook.base_model import ensure_base_model
 from isobook.config import Config, ConfigError
@@ -69,21 +73,23 @@ def run_grpo(config: Config, show_progress: bool = True) -> RunResult:
 
     torch.set_num_threads(config.system.threads)
     setup = _RunSetup(config)
-    state = load_checkpoint(folder, setup.model, setup.optimizer) or RunState(0, [], [], 0.0)
+    main = setup.is_main  # with data parallelism only the main process evaluates and writes
+    state = load_checkpoint(folder, setup.policy, setup.optimizer) or RunState(0, [], [], 0.0)
     if state.steps:
-        setup.engine.load_weights(setup.model)  # the engine started from the base model's weights
+        setup.engine.load_weights(setup.policy)  # the engine started from the base model's weights
     start = state.steps
-    write_config(folder, config)
-    write_status(folder, "running", state)
+    if main:
+        write_config(folder, config)
+        write_status(folder, "running", state)
     batch = config.train.batch_rollouts
     evaluate_after = set(evaluation_steps(batch, total, config.evaluation))
     measure_pass_after = set(train_pass_steps(batch, total, config.evaluation))
     progress = tqdm(total=total * batch, initial=start * batch, unit="rollout", unit_scale=True,
-                    desc=folder.name, disable=not show_progress)
+                    desc=folder.name, disable=not (show_progress and main))
     try:
         if not state.metrics:
             began = time.perf_counter()
-            scores = setup.measure_base(state, train_pass=0 in measure_pass_after)
+            scores = setup.measure_base(state, train_pass=0 in measure_pass_after) if main else {}
             state.metrics.append({"step": 0, "rollouts": 0.0, "tokens": 0.0, **scores})
             state.seconds += time.perf_counter() - began
         for step in range(start, total):
@@ -93,28 +99,32 @@ def run_grpo(config: Config, show_progress: bool = True) -> RunResult:
             previous = state.metrics[-1]
             row = {"step": done, "rollouts": previous["rollouts"] + row["step_rollouts"],
                    "tokens": previous["tokens"] + row["step_tokens"], **row}
-            if done in evaluate_after or done in measure_pass_after:
+            if main and (done in evaluate_after or done in measure_pass_after):
                 row.update(setup.measure(done, row["rollouts"], state, validation=done in evaluate_after,
                                          train_pass=done in measure_pass_after))
             state.metrics.append(row)
             state.steps = done
             state.seconds += time.perf_counter() - began
-            if done % config.evaluation.checkpoint_every == 0 or done in evaluate_after:
-                save_checkpoint(folder, setup.model, setup.optimizer, state)
+            if main and (done % config.evaluation.checkpoint_every == 0 or done in evaluate_after):
+                save_checkpoint(folder, setup.policy, setup.optimizer, state)
                 write_status(folder, "running", state)
             progress.update(batch)
             progress.set_postfix(_postfix(state.metrics, config.evaluation.k))
     except TrainingDiverged as error:
-        write_tables(folder, state)
-        write_status(folder, "failed", state, reason=str(error))
+        if main:
+            write_tables(folder, state)
+            write_status(folder, "failed", state, reason=str(error))
+        setup.wait_for_everyone()
         return RunResult(folder, "failed", str(error), state.steps - start, read_metrics(folder))
     finally:
         progress.close()
-    save_checkpoint(folder, setup.model, setup.optimizer, state)
-    with atomic_folder(folder / "policy") as staging:
-        setup.model.save_pretrained(staging)
-        setup.tokenizer.save_pretrained(staging)
-    write_status(folder, "finished", state)
+    if main:
+        save_checkpoint(folder, setup.policy, setup.optimizer, state)
+        with atomic_folder(folder / "policy") as staging:
+            setup.policy.save_pretrained(staging)
+            setup.tokenizer.save_pretrained(staging)
+        write_status(folder, "finished", state)
+    setup.wait_for_everyone()
     return RunResult(folder, "finished", None, total - start, read_metrics(folder))
 
 
@@ -129,10 +139,15 @@ def settled_status(config: Config) -> dict[str, Any] | None:
 
 
 class _RunSetup:
-    """Everything a run holds while it trains: data, models, optimizer, engine, trainer."""
+    """Everything a run holds while it trains: data, models, optimizer, engine, trainer.
+
+    Started by ``accelerate launch`` (or ``torchrun``) with several processes, the run is
+    data-parallel through `accelerate`: each process samples and trains on its share of
+    every batch, gradients are averaged (DDP), the main process evaluates and writes."""
 
     def __init__(self, config: Config):
         self.config = config
+        self.accelerator = _data_parallel(config)
         sets = prepare_sets(config)
         data = datasets.load_from_disk(str(sets.folder / config.train.set))
         self.train_problems = problems_of(data["train"])[: config.train.data_size]
@@ -141,6 +156,8 @@ class _RunSetup:
         self.task = make_task(config.task)
         model_path = ensure_base_model(config)
         placement = resolve_placement(config.system)
+        if self.accelerator is not None:  # one device per process
+            placement = replace(placement, device=self.accelerator.device)
         self.model, self.tokenizer = load_causal_lm(model_path, device=placement.device)  # float32 master weights
         if config.system.gradient_checkpointing:
             self.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
@@ -153,13 +170,28 @@ class _RunSetup:
                                  config.train.batch_rollouts, LrScaling(config.recipe.lr_scaling))
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=self.peak_lr,
                                            weight_decay=config.recipe.weight_decay)
-        self.engine = training_engine(config, self.model, self.tokenizer, model_path)
+        if self.accelerator is not None:
+            self.model, self.optimizer = self.accelerator.prepare(self.model, self.optimizer)
+        self.engine = training_engine(config, self.policy, self.tokenizer, model_path)
         settings = TrainerSettings(train=config.train, sampling=config.sampling, weights=weights,
                                    normalize_std=config.recipe.normalize_std, grad_clip=config.recipe.grad_clip,
                                    row_tokens=max(config.model.max_positions, 16), seed=config.train.seed,
-                                   autocast=placement.autocast)
+                                   autocast=placement.autocast, micro_batch_tokens=config.system.micro_batch_tokens)
         self.trainer = GRPOTrainer(self.model, reference, self.tokenizer, self.engine, self.task,
                                    self.train_problems, self.optimizer, settings)
+
+    @property
+    def is_main(self) -> bool:
+        return self.accelerator is None or self.accelerator.is_main_process
+
+    @property
+    def policy(self) -> PreTrainedModel:
+        """The model being trained, without the data-parallel wrapper."""
+        return extract_model_from_parallel(self.model)
+
+    def wait_for_everyone(self) -> None:
+        if self.accelerator is not None:
+            self.accelerator.wait_for_everyone()
 
     def measure_base(self, state: RunState, train_pass: bool) -> dict[str, float]:
         """`measure` at step 0. The base model's scores are the same for every run sharing
@@ -195,6 +227,16 @@ class _RunSetup:
                                      "samples": ev.train_pass_samples} for p, c in zip(self.pass_problems, correct))
         scores["eval_seconds"] = time.perf_counter() - began
         return scores
+
+
+def _data_parallel(config: Config) -> Accelerator | None:
+    """An `Accelerator` when this process is one of several (``WORLD_SIZE`` > 1), else None."""
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+        return None
+    if config.system.engine != "torch":
+        raise ConfigError(f"system.engine: {config.system.engine!r} with several data-parallel processes is not "
+                          "supported; allowed: torch (or run vLLM with one process per run)")
+    return Accelerator(cpu=resolve_placement(config.system).device.type == "cpu")
 
 
 def problems_of(split: datasets.Dataset) -> list[Problem]:

@@ -21,10 +21,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from accelerate.utils import extract_model_from_parallel
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from isobook.config import SamplingConfig, TrainConfig
-from isobook.loss import LossWeights, decoupled_advantages, grpo_loss, group_advantages, zero_variance_groups
+from isobook.loss import (LossTerms, LossWeights, Shard, batch_tokens, decoupled_advantages, grpo_loss,
+                          group_advantages, zero_variance_groups)
 from isobook.packing import pack_sequences
 from isobook.rollout import RolloutEngine, Rollouts
 from isobook.tasks import Problem, Task
@@ -52,6 +54,7 @@ class TrainerSettings:
     seed: int
     # Forward passes of the update run inside this context (bf16 autocast on a GPU).
     autocast: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext
+    micro_batch_tokens: int = 0  # tokens per forward/backward pass (gradient accumulation); 0: all at once
 
 
 class GRPOTrainer:
@@ -76,12 +79,14 @@ class GRPOTrainer:
         return chosen
 
     def step(self, step: int, lr: float) -> dict[str, float]:
-        """Make update `step` (0-based) at learning rate `lr`; returns its log row."""
+        """Make update `step` (0-based) at learning rate `lr`; returns its log row (the
+        whole batch's, on every process when data-parallel)."""
         settings = self.settings
         n = settings.train.rollouts_per_problem
         began = time.perf_counter()
-        problems = self.batch_problems(step)
-        torch.manual_seed(step_seed(settings.seed, 1, step))
+        shard, rank = _data_parallel_shard(settings.train.batch_problems)
+        problems = self.batch_problems(step)[rank :: shard.count]
+        torch.manual_seed(step_seed(settings.seed, 1, step) + rank)
         self.model.eval()
         rollouts = self.engine.generate([p.prompt for p in problems], n, settings.sampling)
         rewards = torch.tensor([self.task.reward(text, problems[i // n].answer)
@@ -106,32 +111,42 @@ class GRPOTrainer:
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         self.model.train()
-        with settings.autocast():
-            logprobs, entropy = completion_logprobs(self.model, prompts, completion_ids, mask,
-                                                    settings.sampling.temperature, settings.row_tokens,
-                                                    self.tokenizer.pad_token_id, with_entropy=True)
-            reference = None
-            if self.reference is not None:
-                with torch.no_grad():
-                    reference, _ = completion_logprobs(self.reference, prompts, completion_ids, mask,
-                                                       settings.sampling.temperature, settings.row_tokens,
-                                                       self.tokenizer.pad_token_id, with_entropy=False)
-        device = logprobs.device
-        terms = grpo_loss(logprobs, logprobs.detach(), rollouts.logprobs[rows].to(device), advantages.to(device),
-                          mask.to(device), zero_variance[group_of_row].to(device), settings.weights, reference, entropy)
-        if not torch.isfinite(terms.loss):
-            raise TrainingDiverged(f"loss is {float(terms.loss.detach())} at update {step + 1}")
-        terms.loss.backward()
+        device = next(self.model.parameters()).device
+        row_zero_variance = zero_variance[group_of_row].to(device)  # [N]
+        tokens = batch_tokens(mask.to(device), row_zero_variance, settings.weights, shard)
+        terms = []
+        for part in micro_batches([len(prompts[i]) + int(mask[i].sum()) for i in range(len(rows))],
+                                  settings.micro_batch_tokens):
+            part_prompts = [prompts[i] for i in part]
+            with settings.autocast():
+                logprobs, entropy = completion_logprobs(self.model, part_prompts, completion_ids[part], mask[part],
+                                                        settings.sampling.temperature, settings.row_tokens,
+                                                        self.tokenizer.pad_token_id, with_entropy=True)
+                reference = None
+                if self.reference is not None:
+                    with torch.no_grad():
+                        reference, _ = completion_logprobs(self.reference, part_prompts, completion_ids[part],
+                                                           mask[part], settings.sampling.temperature,
+                                                           settings.row_tokens, self.tokenizer.pad_token_id,
+                                                           with_entropy=False)
+            part_terms = grpo_loss(logprobs, logprobs.detach(), rollouts.logprobs[rows[part]].to(device),
+                                   advantages[part].to(device), mask[part].to(device), row_zero_variance[part],
+                                   settings.weights, reference, entropy, tokens)
+            if not torch.isfinite(part_terms.loss):
+                raise TrainingDiverged(f"loss is {float(part_terms.loss.detach())} at update {step + 1}")
+            part_terms.loss.backward()  # gradients add up over micro-batches
+            terms.append(part_terms)
         grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(),
                                                          settings.grad_clip or float("inf")))
         if not np.isfinite(grad_norm):
             raise TrainingDiverged(f"gradient norm is {grad_norm} at update {step + 1}")
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
-        self.engine.load_weights(self.model)
+        self.engine.load_weights(extract_model_from_parallel(self.model))
         finished = time.perf_counter()
-        return _log_row(rollouts, rewards, zero_variance, terms, grad_norm, lr,
-                        sample_seconds=sampled - began, update_seconds=finished - sampled)
+        row = _log_row(rollouts, rewards, zero_variance, _summed(terms), grad_norm, lr,
+                       sample_seconds=sampled - began, update_seconds=finished - sampled)
+        return _whole_batch(row, shard)
 
 
 def completion_logprobs(model: PreTrainedModel, prompts: list[list[int]], completion_ids: torch.Tensor,
@@ -161,6 +176,52 @@ def completion_logprobs(model: PreTrainedModel, prompts: list[list[int]], comple
         return token_logp, None
     entropy = -(logp.exp() * logp).sum(dim=-1) * mask  # [N, T]
     return token_logp, entropy
+
+
+def micro_batches(sequence_tokens: list[int], max_tokens: int) -> list[torch.Tensor]:
+    """Consecutive rollouts grouped so that each group's prompt + completion tokens stay
+    within `max_tokens` (a longer rollout gets a group of its own); 0: one group.
+    Returns the rollout indices of each group. # [N_i] each"""
+    if max_tokens <= 0:
+        return [torch.arange(len(sequence_tokens))]
+    groups, current, used = [], [], 0
+    for index, count in enumerate(sequence_tokens):
+        if current and used + count > max_tokens:
+            groups.append(torch.tensor(current))
+            current, used = [], 0
+        current.append(index)
+        used += count
+    groups.append(torch.tensor(current))
+    return groups
+
+
+def _summed(parts: list[LossTerms]) -> LossTerms:
+    """The batch's loss terms from its micro-batches' shares."""
+    return LossTerms(loss=sum(part.loss.detach() for part in parts),
+                     **{name: sum(getattr(part, name) for part in parts)
+                        for name in ("policy", "kl", "entropy", "clip_fraction", "tis_truncated_fraction")})
+
+
+def _data_parallel_shard(batch_problems: int) -> tuple[Shard, int]:
+    """The data-parallel process count and this process's rank (1 and 0 without
+    ``torch.distributed``); each process samples and trains on every count-th problem."""
+    if not (torch.distributed.is_available() and torch.distributed.is_initialized()):
+        return Shard(), 0
+    count = torch.distributed.get_world_size()
+    if batch_problems % count:
+        raise ValueError(f"train.batch_problems: B_p = {batch_problems} must be a multiple of the {count} "
+                         "data-parallel processes")
+    return Shard(count), torch.distributed.get_rank()
+
+
+def _whole_batch(row: dict[str, float], shard: Shard) -> dict[str, float]:
+    """A process's log row turned into the whole batch's: every process holds the same
+    number of rollouts, so means average over processes and counts add up."""
+    if shard.count == 1:
+        return row
+    summed = shard.total(torch.tensor(list(row.values()), dtype=torch.float64)).tolist()
+    return {name: value if name in ("step_rollouts", "step_tokens") else value / shard.count
+            for name, value in zip(row, summed)}
 
 
 def _log_row(rollouts: Rollouts, rewards: torch.Tensor, zero_variance: torch.Tensor, terms, grad_norm: float,

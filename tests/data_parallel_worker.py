@@ -1,0 +1,71 @@
+"""Worker for tests/test_data_parallel.py, run as one process or under ``torchrun``.
+
+    python tests/data_parallel_worker.py <outputs> <result.pt>                   # one process
+    python -m torch.distributed.run --nproc_per_node 2 tests/data_parallel_worker.py <outputs> <result.pt>
+
+Makes one GRPO update of the smoke base model on a fixed batch (8 problems x 4 rollouts
+from `FixedEngine`, so every process count sees the same rollouts) with SGD at lr 1, and
+saves the weights and its log row; then a whole 4-update `run_grpo` into `<outputs>/runs`.
+"""
+
+import sys
+from pathlib import Path
+
+import torch
+from accelerate import Accelerator
+from accelerate.utils import extract_model_from_parallel
+
+sys.path.insert(0, str(Path(__file__).parent))
+from conftest import smoke_config  # noqa: E402
+from isobook.base_model import ensure_base_model  # noqa: E402
+from isobook.models import load_causal_lm  # noqa: E402
+from isobook.recipe import loss_weights  # noqa: E402
+from isobook.rollout.base import Rollouts, assemble_rollouts  # noqa: E402
+from isobook.runs import run_grpo  # noqa: E402
+from isobook.tasks import make_task  # noqa: E402
+from isobook.trainer import GRPOTrainer, TrainerSettings  # noqa: E402
+
+
+class FixedEngine:
+    """Rollout j of a prompt answers right when j is even, "#0" otherwise; log-probs -1."""
+
+    def __init__(self, tokenizer, answers: dict[str, str]):
+        self.tokenizer, self.answers = tokenizer, answers
+
+    def generate(self, prompts: list[str], n: int, sampling) -> Rollouts:
+        ids = []
+        for prompt in prompts:
+            for j in range(n):
+                text = f"#{self.answers[prompt]}" if j % 2 == 0 else f"{j}#0"
+                ids.append(torch.tensor(self.tokenizer(text, add_special_tokens=False)["input_ids"]
+                                        + [self.tokenizer.eos_token_id]))
+        return assemble_rollouts(ids, [torch.full((len(row),), -1.0) for row in ids], n, self.tokenizer)
+
+    def load_weights(self, model) -> None:
+        pass
+
+
+def one_update(outputs: Path, result: Path) -> None:
+    config = smoke_config(outputs, "train.batch_problems=8", "train.rollouts_per_problem=4")
+    accelerator = Accelerator(cpu=True)
+    model, tokenizer = load_causal_lm(ensure_base_model(config))
+    optimizer = torch.optim.SGD(model.parameters(), lr=1.0)
+    model, optimizer = accelerator.prepare(model, optimizer)
+    task = make_task(config.task)
+    problems = task.problems(8, seed=4)
+    settings = TrainerSettings(train=config.train, sampling=config.sampling,
+                               weights=loss_weights(config.recipe, "easy"), normalize_std=True, grad_clip=0.0,
+                               row_tokens=64, seed=0)
+    engine = FixedEngine(tokenizer, {p.prompt: p.answer for p in problems})
+    row = GRPOTrainer(model, None, tokenizer, engine, task, problems, optimizer, settings).step(0, lr=1.0)
+    if accelerator.is_main_process:
+        torch.save({"weights": extract_model_from_parallel(model).state_dict(), "row": row}, result)
+
+
+if __name__ == "__main__":
+    outputs, result = Path(sys.argv[1]), Path(sys.argv[2])
+    one_update(outputs, result)
+    run = run_grpo(smoke_config(outputs, "train.batch_problems=4", "train.rollouts_per_problem=4", "train.budget=64",
+                                "evaluation.first_rollouts=32", "evaluation.validation_problems=8",
+                                "evaluation.train_pass_rollouts=[]"), show_progress=False)
+    assert run.status == "finished", run.reason
