@@ -12,6 +12,7 @@ Any ``section.field=value`` after the command overrides the params file.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -48,9 +49,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"base model: {path.resolve()} ({time.perf_counter() - began:.1f} s)")
     elif args.command == "train":
         run = run_grpo(config)
-        print_run_summary(run, config.evaluation.k)
-        print(f"run {run.status} ({run.updates_made} updates in {time.perf_counter() - began:.1f} s): "
-              f"{run.folder.resolve()}")
+        if os.environ.get("RANK", "0") == "0":  # one summary under `accelerate launch`
+            print_run_summary(run, config.evaluation.k)
+            print(f"run {run.status} ({run.updates_made} updates in {time.perf_counter() - began:.1f} s): "
+                  f"{run.folder.resolve()}")
         return 0 if run.status == "finished" else 1
     elif args.command == "book":
         index = build_book(args.params or "params/cpu.yaml", args.overrides)
