@@ -15,6 +15,7 @@ the larger budget at once). A loss or gradient that stops being finite ends the 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -148,7 +149,8 @@ class _RunSetup:
     def __init__(self, config: Config):
         self.config = config
         self.accelerator = _data_parallel(config)
-        sets = prepare_sets(config)
+        with self.accelerator.main_process_first() if self.accelerator else contextlib.nullcontext():
+            sets = prepare_sets(config)  # built once, by the main process, if not cached
         data = datasets.load_from_disk(str(sets.folder / config.train.set))
         self.train_problems = problems_of(data["train"])[: config.train.data_size]
         self.validation = problems_of(data["validation"])[: config.evaluation.validation_problems]
