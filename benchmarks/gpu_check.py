@@ -121,7 +121,7 @@ def main() -> None:
         del trainer, optimizer
         if device.type == "cuda":
             torch.cuda.empty_cache()  # vLLM sizes its KV cache from the memory left free
-        table += vllm_rows(model, tokenizer, prompts, args.n, sampling, placement.precision)
+        table += vllm_rows(model, tokenizer, prompts, args.n, sampling, placement.dtype)
     print()
     print("| measurement | value |")
     print("| --- | --- |")
@@ -130,7 +130,7 @@ def main() -> None:
 
 
 def vllm_rows(model, tokenizer, prompts: list[str], n: int, sampling: SamplingConfig,
-              precision: str) -> list[tuple[str, str]]:
+              dtype: torch.dtype) -> list[tuple[str, str]]:
     """The vLLM engine on the same model and batch, and one weight push; a row saying why not otherwise."""
     try:
         from isobook.rollout.vllm_engine import VLLMEngine
@@ -142,7 +142,7 @@ def vllm_rows(model, tokenizer, prompts: list[str], n: int, sampling: SamplingCo
     try:
         began = time.perf_counter()
         engine = VLLMEngine(folder, tokenizer, max_model_len=256 + sampling.max_new_tokens,
-                            dtype={"fp32": "float32", "bf16": "bfloat16"}[precision], gpu_memory=0.4,
+                            dtype=dtype, gpu_memory=0.4,
                             cache_dir=folder / "cache")
         started = time.perf_counter() - began
         engine.generate(prompts[:4], 2, SamplingConfig(max_new_tokens=8))  # warm-up

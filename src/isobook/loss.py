@@ -107,14 +107,14 @@ class Shard:
 
 @dataclass(frozen=True)
 class BatchTokens:
-    """What the token means divide by: the whole batch's token counts, also when the loss is
-    taken micro-batch by micro-batch (gradient accumulation) or process by process. Each
-    micro-batch's terms are then its share of the batch's mean, times `processes` (DDP
-    averages the processes' gradients), so the summed, averaged gradient is the batch's."""
+    """What the token means divide by: the whole batch's token counts over the number of
+    processes, also when the loss is taken micro-batch by micro-batch (gradient
+    accumulation) or process by process. A part's terms are then its share of the batch's
+    mean times the process count; DDP averages the processes' gradients, so the summed,
+    averaged gradient is the batch's."""
 
-    policy: torch.Tensor  # scalar: tokens of the policy term
-    regulariser: torch.Tensor  # scalar: tokens of the KL and entropy terms
-    processes: int = 1
+    policy: torch.Tensor  # scalar: policy-term tokens of the batch / processes
+    regulariser: torch.Tensor  # scalar: KL and entropy tokens of the batch / processes
 
 
 def batch_tokens(mask: torch.Tensor, zero_variance: torch.Tensor, weights: LossWeights,
@@ -122,8 +122,8 @@ def batch_tokens(mask: torch.Tensor, zero_variance: torch.Tensor, weights: LossW
     """Token counts of the batch whose rollouts (this process's) are `mask` # [N, T] and
     `zero_variance` # [N], summed over the processes of `shard`."""
     policy_mask, regulariser_mask = _term_masks(mask, zero_variance, weights)
-    return BatchTokens(policy=shard.total(policy_mask.sum()).clamp(min=1.0),
-                       regulariser=shard.total(regulariser_mask.sum()).clamp(min=1.0), processes=shard.count)
+    return BatchTokens(policy=shard.total(policy_mask.sum()).clamp(min=1.0) / shard.count,
+                       regulariser=shard.total(regulariser_mask.sum()).clamp(min=1.0) / shard.count)
 
 
 def grpo_loss(logprobs: torch.Tensor, old_logprobs: torch.Tensor, engine_logprobs: torch.Tensor,
@@ -146,18 +146,18 @@ def grpo_loss(logprobs: torch.Tensor, old_logprobs: torch.Tensor, engine_logprob
     clipped = ratio.clamp(1.0 - weights.clip, 1.0 + weights.clip)
     policy_tokens = -torch.minimum(ratio * advantage, clipped * advantage)  # [N, T]
     tis = torch.exp(old_logprobs - engine_logprobs).clamp(max=weights.tis_cap).detach()  # [N, T]
-    policy = _token_mean(tis * policy_tokens, policy_mask, tokens.policy, tokens)
+    policy = _token_mean(tis * policy_tokens, policy_mask, tokens.policy)
     loss = policy
 
     kl = torch.full((), float("nan"))  # not measured without the base model's log-probs
     if ref_logprobs is not None:
         log_ratio = ref_logprobs - logprobs
-        kl = _token_mean(torch.exp(log_ratio) - log_ratio - 1.0, regulariser_mask, tokens.regulariser, tokens)
+        kl = _token_mean(torch.exp(log_ratio) - log_ratio - 1.0, regulariser_mask, tokens.regulariser)
         if weights.kl:
             loss = loss + weights.kl * kl
     mean_entropy = torch.zeros(())
     if entropy is not None:
-        mean_entropy = _token_mean(entropy, regulariser_mask, tokens.regulariser, tokens)
+        mean_entropy = _token_mean(entropy, regulariser_mask, tokens.regulariser)
         if weights.entropy:
             loss = loss - weights.entropy * mean_entropy
 
@@ -168,8 +168,8 @@ def grpo_loss(logprobs: torch.Tensor, old_logprobs: torch.Tensor, engine_logprob
         policy=float(policy.detach()),
         kl=float(kl.detach()),
         entropy=float(mean_entropy.detach()),
-        clip_fraction=float(_token_mean(was_clipped, policy_mask, tokens.policy, tokens)),
-        tis_truncated_fraction=float(_token_mean(truncated, policy_mask, tokens.policy, tokens)),
+        clip_fraction=float(_token_mean(was_clipped, policy_mask, tokens.policy)),
+        tis_truncated_fraction=float(_token_mean(truncated, policy_mask, tokens.policy)),
     )
 
 
@@ -182,7 +182,7 @@ def _term_masks(mask: torch.Tensor, zero_variance: torch.Tensor, weights: LossWe
     return policy_mask, regulariser_mask
 
 
-def _token_mean(values: torch.Tensor, mask: torch.Tensor, total: torch.Tensor, tokens: BatchTokens) -> torch.Tensor:
-    """This part's share of the batch mean of `values` over the tokens `mask` keeps (`total`
-    in the whole batch; 0 when it keeps none), times the process count."""
-    return tokens.processes * (values * mask).sum() / total
+def _token_mean(values: torch.Tensor, mask: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+    """The sum of `values` over the tokens `mask` keeps, divided by `tokens` (a `BatchTokens`
+    count): the mean itself when these are the whole batch (0 when it keeps none)."""
+    return (values * mask).sum() / tokens

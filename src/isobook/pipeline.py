@@ -88,7 +88,9 @@ def prepare_sets(config: Config) -> SetsResult:
     began = time.perf_counter()
     _xhard(config, engine, task, pool, profile, work)
     seconds["xhard"] = time.perf_counter() - began
-    del engine  # before the earlier checkpoint's engine starts (vLLM runs one engine per process)
+    # The final model's engine is done: xhard runs before the stability check because vLLM
+    # keeps one engine per process, and the earlier checkpoint's engine closes this one.
+    del engine
 
     began = time.perf_counter()
     stability = _stability(config, task, pool, profile, work)

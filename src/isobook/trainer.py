@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 import torch
@@ -115,8 +115,8 @@ class GRPOTrainer:
         row_zero_variance = zero_variance[group_of_row].to(device)  # [N]
         tokens = batch_tokens(mask.to(device), row_zero_variance, settings.weights, shard)
         terms = []
-        for part in micro_batches([len(prompts[i]) + int(mask[i].sum()) for i in range(len(rows))],
-                                  settings.micro_batch_tokens):
+        sequence_tokens = [len(prompt) + length for prompt, length in zip(prompts, mask.sum(dim=1).long().tolist())]
+        for part in micro_batches(sequence_tokens, settings.micro_batch_tokens):
             part_prompts = [prompts[i] for i in part]
             with settings.autocast():
                 logprobs, entropy = completion_logprobs(self.model, part_prompts, completion_ids[part], mask[part],
@@ -146,7 +146,7 @@ class GRPOTrainer:
         finished = time.perf_counter()
         row = _log_row(rollouts, rewards, zero_variance, _summed(terms), grad_norm, lr,
                        sample_seconds=sampled - began, update_seconds=finished - sampled)
-        return _whole_batch(row, shard)
+        return _whole_batch(row, shard, device)
 
 
 def completion_logprobs(model: PreTrainedModel, prompts: list[list[int]], completion_ids: torch.Tensor,
@@ -196,10 +196,9 @@ def micro_batches(sequence_tokens: list[int], max_tokens: int) -> list[torch.Ten
 
 
 def _summed(parts: list[LossTerms]) -> LossTerms:
-    """The batch's loss terms from its micro-batches' shares."""
-    return LossTerms(loss=sum(part.loss.detach() for part in parts),
-                     **{name: sum(getattr(part, name) for part in parts)
-                        for name in ("policy", "kl", "entropy", "clip_fraction", "tis_truncated_fraction")})
+    """The batch's loss terms from its micro-batches' shares (the loss detached)."""
+    return LossTerms(**{field.name: sum(getattr(part, field.name) for part in parts) for field in fields(LossTerms)
+                        if field.name != "loss"}, loss=sum(part.loss.detach() for part in parts))
 
 
 def _data_parallel_shard(batch_problems: int) -> tuple[Shard, int]:
@@ -214,12 +213,13 @@ def _data_parallel_shard(batch_problems: int) -> tuple[Shard, int]:
     return Shard(count), torch.distributed.get_rank()
 
 
-def _whole_batch(row: dict[str, float], shard: Shard) -> dict[str, float]:
+def _whole_batch(row: dict[str, float], shard: Shard, device: torch.device) -> dict[str, float]:
     """A process's log row turned into the whole batch's: every process holds the same
-    number of rollouts, so means average over processes and counts add up."""
+    number of rollouts, so means average over processes and counts add up. The sum runs on
+    `device`, the model's (NCCL reduces only CUDA tensors, gloo CPU ones)."""
     if shard.count == 1:
         return row
-    summed = shard.total(torch.tensor(list(row.values()), dtype=torch.float64)).tolist()
+    summed = shard.total(torch.tensor(list(row.values()), dtype=torch.float64, device=device)).tolist()
     return {name: value if name in ("step_rollouts", "step_tokens") else value / shard.count
             for name, value in zip(row, summed)}
 

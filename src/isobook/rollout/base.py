@@ -57,6 +57,7 @@ def assemble_rollouts(ids: list[torch.Tensor], logprobs: list[torch.Tensor], n: 
     after_eos = (is_eos.cumsum(dim=1) - is_eos.long()) > 0
     lengths = torch.tensor([len(row) for row in ids])
     mask = ((~after_eos) & (torch.arange(width)[None, :] < lengths[:, None])).float()  # [N, T]
-    texts = tokenizer.batch_decode(completion_ids.masked_fill(mask == 0, pad), skip_special_tokens=True)
-    return Rollouts(n=n, completion_ids=completion_ids.masked_fill(mask == 0, pad), completion_mask=mask,
+    completion_ids = completion_ids.masked_fill(mask == 0, pad)
+    texts = tokenizer.batch_decode(completion_ids, skip_special_tokens=True)
+    return Rollouts(n=n, completion_ids=completion_ids, completion_mask=mask,
                     logprobs=torch.where(mask > 0, padded_logprobs, 0.0), texts=texts)

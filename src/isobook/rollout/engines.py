@@ -17,10 +17,10 @@ from isobook.tokenizer import load_tokenizer
 def inference_engine(config: Config, model_path: str | Path) -> tuple[RolloutEngine, PreTrainedTokenizerBase]:
     """An engine that samples the model saved in `model_path` and never trains it, and the
     model's tokenizer. The torch engine loads the weights in the compute dtype."""
-    placement = resolve_placement(config.system)
     if config.system.engine == "vllm":
         tokenizer = load_tokenizer(model_path)
         return _vllm(config, model_path, tokenizer), tokenizer
+    placement = resolve_placement(config.system)
     model, tokenizer = load_causal_lm(model_path, dtype=placement.dtype, device=placement.device)
     return TorchEngine(model.eval(), tokenizer, config.sampling.batch_rollouts), tokenizer
 
@@ -39,6 +39,6 @@ def training_engine(config: Config, model: PreTrainedModel, tokenizer: PreTraine
 def _vllm(config: Config, model_path: str | Path, tokenizer: PreTrainedTokenizerBase) -> RolloutEngine:
     from isobook.rollout.vllm_engine import VLLMEngine  # vLLM is optional: imported only when asked for
 
-    dtype = {"fp32": "float32", "bf16": "bfloat16"}[resolve_placement(config.system).precision]
-    return VLLMEngine(model_path, tokenizer, config.model.max_positions, dtype, config.system.vllm_gpu_memory,
+    return VLLMEngine(model_path, tokenizer, config.model.max_positions, resolve_placement(config.system).dtype,
+                      config.system.vllm_gpu_memory,
                       config.system.seed, cache_dir=Path(config.system.outputs) / "cache")

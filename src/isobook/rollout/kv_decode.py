@@ -7,8 +7,9 @@ embedding and MLP) over buffers allocated once, and:
 
 * computes each prompt's KV once and copies it to its n samples (the group shares it);
 * writes one slot per step instead of re-concatenating the cache;
-* samples with the Gumbel-max trick (argmax at temperature 0) from the tempered (and top-p filtered) logits, so the
-  returned log-probs are exactly those of the distribution each token was drawn from;
+* samples with the Gumbel-max trick from the tempered (and top-p filtered) logits, so the
+  returned log-probs are exactly those of the distribution each token was drawn from
+  (temperature 0: the argmax);
 * stops as soon as every sequence has produced ``<eos>``.
 
 `supports` says whether a model has the layout this loop relies on; the engine falls back

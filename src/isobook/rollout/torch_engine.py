@@ -38,16 +38,16 @@ class TorchEngine:
         encoded = self.tokenizer(prompts)["input_ids"]
         order = sorted(range(len(prompts)), key=lambda i: len(encoded[i]))
         prompts_per_call = max(1, self.batch_rollouts // n)
-        rows: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}  # rollout index -> (ids, log-probs)
+        ids: list[torch.Tensor] = [torch.empty(0)] * (len(prompts) * n)  # one row per rollout, prompt order
+        logprobs: list[torch.Tensor] = [torch.empty(0)] * (len(prompts) * n)
         for start in range(0, len(order), prompts_per_call):
             chunk = order[start : start + prompts_per_call]
             with self.autocast():
-                ids, logprobs = self._sample([encoded[i] for i in chunk], n, sampling)
+                chunk_ids, chunk_logprobs = self._sample([encoded[i] for i in chunk], n, sampling)
             for j, prompt_index in enumerate(chunk):
-                for sample in range(n):
-                    rows[prompt_index * n + sample] = (ids[j * n + sample], logprobs[j * n + sample])
-        ordered = [rows[i] for i in range(len(prompts) * n)]
-        return assemble_rollouts([r[0] for r in ordered], [r[1] for r in ordered], n, self.tokenizer)
+                ids[prompt_index * n : (prompt_index + 1) * n] = chunk_ids[j * n : (j + 1) * n]
+                logprobs[prompt_index * n : (prompt_index + 1) * n] = chunk_logprobs[j * n : (j + 1) * n]
+        return assemble_rollouts(ids, logprobs, n, self.tokenizer)
 
     def load_weights(self, model: PreTrainedModel) -> None:
         """Nothing to copy: this engine samples the training model itself."""

@@ -40,14 +40,14 @@ _LIVE: list[VLLMEngine] = []  # the engine running in this process, if any
 class VLLMEngine:
     """Samples with an in-process vLLM engine built from the model folder `model_path`.
 
-    `dtype`: the engine's weights and activations ("float32", "bfloat16", "float16").
+    `dtype`: the engine's weights and activations (`Placement.dtype`).
     `gpu_memory`: fraction of GPU memory vLLM may take (weights plus KV cache); ignored
     on CPU, where the KV cache is ``VLLM_CPU_KVCACHE_SPACE`` GiB (1 unless set).
     `max_model_len`: the longest prompt plus completion, in tokens.
     """
 
     def __init__(self, model_path: str | Path, tokenizer: PreTrainedTokenizerBase, max_model_len: int,
-                 dtype: str = "float32", gpu_memory: float = 0.3, seed: int = 0, cache_dir: str | Path | None = None):
+                 dtype: torch.dtype = torch.float32, gpu_memory: float = 0.3, seed: int = 0, cache_dir: str | Path | None = None):
         for name, value in _ENVIRONMENT.items():
             os.environ.setdefault(name, value)
         if cache_dir is not None:  # compiled kernels, kept with the project's outputs
@@ -62,8 +62,8 @@ class VLLMEngine:
         while _LIVE:  # vLLM keeps one set of process groups: an engine's shutdown tears them down
             _LIVE.pop().close()
         self.tokenizer = tokenizer
-        self.llm = LLM(model=str(model_path), skip_tokenizer_init=True, dtype=dtype, seed=seed,
-                       max_model_len=max_model_len, gpu_memory_utilization=gpu_memory,
+        self.llm = LLM(model=str(model_path), skip_tokenizer_init=True, seed=seed,
+                       dtype=str(dtype).removeprefix("torch."), max_model_len=max_model_len, gpu_memory_utilization=gpu_memory,
                        logprobs_mode="processed_logprobs", enable_prefix_caching=True,
                        # vllm-cpu rewinds a seeded sampler after a partly prefilled prompt, which its
                        # CPU generators cannot do ("CPU Generator does not use offset"): prefill whole.
