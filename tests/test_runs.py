@@ -4,7 +4,8 @@
   an uninterrupted run with the same seed;
 * a finished run extended from budget C to 2C equals a single 2C run;
 * a finished run asked again is returned without work;
-* a run whose loss stops being finite ends as failed, with the reason recorded.
+* a run whose loss stops being finite ends as failed, with the reason recorded;
+* a greedy sampling config is refused before any work.
 """
 
 import json
@@ -19,6 +20,7 @@ import pandas as pd
 import pytest
 
 from conftest import smoke_config
+from isobook.config import ConfigError
 from isobook.runs import run_grpo
 
 # Tiny but real: 16 rollouts per update, 32 updates, evaluation every half doubling from 64.
@@ -137,3 +139,10 @@ def test_a_diverging_run_stops_with_its_reason(outputs_with_sets: Path) -> None:
     assert status["status"] == "failed" and status["reason"] == failed.reason
     assert len(failed.metrics) == status["updates"] + 1
     assert run_grpo(config, show_progress=False).updates_made == 0
+
+
+def test_greedy_sampling_is_refused_for_training(tmp_path: Path) -> None:
+    config = smoke_config(tmp_path, *RUN, "sampling.temperature=0", f"train.budget={BUDGET}")
+    with pytest.raises(ConfigError, match=r"sampling.temperature: 0 \(greedy\).*allowed for training: > 0"):
+        run_grpo(config, show_progress=False)
+    assert not any(tmp_path.iterdir())  # nothing built, nothing written

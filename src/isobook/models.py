@@ -11,7 +11,8 @@ from pathlib import Path
 
 import torch
 from safetensors import safe_open
-from transformers import AutoModelForCausalLM, PreTrainedModel, PreTrainedTokenizerBase, Qwen2Config, Qwen2ForCausalLM
+from transformers import (AutoModelForCausalLM, PretrainedConfig, PreTrainedModel, PreTrainedTokenizerBase, Qwen2Config,
+                          Qwen2ForCausalLM)
 
 from isobook.config import ModelConfig
 from isobook.tokenizer import load_tokenizer
@@ -58,6 +59,12 @@ def set_activation_checkpointing(model: PreTrainedModel, enabled: bool) -> None:
         getattr(model, f"{prefix}_checkpointing_enable")({"use_reentrant": False})
     else:
         getattr(model, f"{prefix}_checkpointing_disable")()
+
+
+def head_size(config: PretrainedConfig) -> int:
+    """Width of one attention head: the config's ``head_dim`` where it sets one, else
+    hidden size / query heads."""
+    return getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
 
 
 def parameter_count(model: torch.nn.Module) -> int:

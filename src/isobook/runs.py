@@ -68,6 +68,9 @@ def run_grpo(config: Config, show_progress: bool = True) -> RunResult:
     if total < 1:
         raise ConfigError(f"train.budget: {config.train.budget} rollouts buy no update at "
                           f"B = B_p * n = {config.train.batch_rollouts}; allowed: >= {config.train.batch_rollouts}")
+    if config.sampling.temperature == 0:
+        raise ConfigError("sampling.temperature: 0 (greedy) gives a problem's rollouts one completion, so GRPO has "
+                          "no advantage to learn from; allowed for training: > 0 (greedy is for evaluation)")
     status = settled_status(config)
     if status:
         return RunResult(folder, status["status"], status["reason"], 0, read_metrics(folder))

@@ -81,10 +81,13 @@ def run_configs(configs: list[Config], config: Config, show_progress: bool = Tru
         kept = unique.get(run_folder(run))
         if kept is None or run.train.budget > kept.train.budget:
             unique[run_folder(run)] = run
-    # Runs already settled answer from their status, without starting any worker.
-    done = {folder: {"status": status["status"], "reason": status["reason"]}
-            for folder, status in ((f, settled_status(run)) for f, run in unique.items()) if status}
-    pending = {folder: run for folder, run in unique.items() if folder not in done}
+    done, pending = {}, {}  # runs already settled answer from their status, without starting any worker
+    for folder, run in unique.items():
+        status = settled_status(run)
+        if status:
+            done[folder] = {"status": status["status"], "reason": status["reason"]}
+        else:
+            pending[folder] = run
     if pending:
         execute = _run_locally if config.sweep.executor == "local" else _run_on_ray
         done.update(zip(pending, execute(list(pending.values()), config, show_progress)))

@@ -112,8 +112,10 @@ class GRPOTrainer:
             group["lr"] = lr
         self.model.train()
         device = next(self.model.parameters()).device
+        mask, advantages = mask.to(device), advantages.to(device)
+        engine_logprobs = rollouts.logprobs[rows].to(device)  # [N, T]
         row_zero_variance = zero_variance[group_of_row].to(device)  # [N]
-        tokens = batch_tokens(mask.to(device), row_zero_variance, settings.weights, shard)
+        tokens = batch_tokens(mask, row_zero_variance, settings.weights, shard)
         terms = []
         sequence_tokens = [len(prompt) + length for prompt, length in zip(prompts, mask.sum(dim=1).long().tolist())]
         for part in micro_batches(sequence_tokens, settings.micro_batch_tokens):
@@ -129,9 +131,8 @@ class GRPOTrainer:
                                                            mask[part], settings.sampling.temperature,
                                                            settings.row_tokens, self.tokenizer.pad_token_id,
                                                            with_entropy=False)
-            part_terms = grpo_loss(logprobs, logprobs.detach(), rollouts.logprobs[rows[part]].to(device),
-                                   advantages[part].to(device), mask[part].to(device), row_zero_variance[part],
-                                   settings.weights, reference, entropy, tokens)
+            part_terms = grpo_loss(logprobs, logprobs.detach(), engine_logprobs[part], advantages[part], mask[part],
+                                   row_zero_variance[part], settings.weights, reference, entropy, tokens)
             if not torch.isfinite(part_terms.loss):
                 raise TrainingDiverged(f"loss is {float(part_terms.loss.detach())} at update {step + 1}")
             part_terms.loss.backward()  # gradients add up over micro-batches

@@ -11,6 +11,7 @@ is scored too (``run`` = "base"), as the point nothing was trained.
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Sequence
@@ -26,7 +27,7 @@ from isobook.rollout import inference_engine
 from isobook.run_store import base_scores_path, read_status, run_folder, run_name
 from isobook.runs import EVAL_SEED, problems_of
 from isobook.storage import atomic_write_text
-from isobook.tasks import make_task
+from isobook.tasks import Problem, make_task
 from isobook.trainer import step_seed
 
 
@@ -49,18 +50,24 @@ def transfer_scores(configs: list[Config], set_names: Sequence[str]) -> pd.DataF
             policies.append(({"run": run_name(config), "train_set": config.train.set,
                               "n": config.train.rollouts_per_problem, "rollouts": status["rollouts"]},
                              run_folder(config) / "policy", run_folder(config)))
+    task, seed = make_task(first.task), step_seed(first.train.seed, EVAL_SEED, 0)
+    cache_names = {name: f"transfer-{name}-{fingerprint(sets_id(first), name, first.train.seed, ev, sampling)}.json"
+                   for name in set_names}
+
+    @functools.cache
+    def validation(name: str) -> list[Problem]:  # read on first need, once
+        return problems_of(datasets.load_from_disk(str(folder / name))["validation"])[: ev.validation_problems]
+
     rows = []
     for identity, weights, cache in policies:
         engine = None
         for name in set_names:
-            path = cache / f"transfer-{name}-{fingerprint(sets_id(first), name, first.train.seed, ev, sampling)}.json"
+            path = cache / cache_names[name]
             cached = json.loads(path.read_text()) if path.is_file() else None
             if cached is None or cached["rollouts"] != identity["rollouts"]:
                 if engine is None:
                     engine, _ = inference_engine(first, weights)
-                problems = problems_of(datasets.load_from_disk(str(folder / name))["validation"])
-                scores = score_validation(engine, make_task(first.task), problems[: ev.validation_problems], ev,
-                                          sampling, step_seed(first.train.seed, EVAL_SEED, 0))
+                scores = score_validation(engine, task, validation(name), ev, sampling, seed)
                 cached = {"rollouts": identity["rollouts"], "scores": scores}
                 atomic_write_text(json.dumps(cached), path)
             rows.append({**identity, "set": name, **cached["scores"]})

