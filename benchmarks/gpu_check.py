@@ -116,7 +116,7 @@ def main() -> None:
                f"{row['update_seconds']:.2f} s"),
               ("GRPO update: trained tokens/s", f"{row['step_tokens'] / row['update_seconds']:.0f} (completions)")]
     if device.type == "cuda":
-        table.append(("peak GPU memory in the update", f"{torch.cuda.max_memory_allocated(device) / 2**30:.1f} GiB"))
+        table.append(("peak GPU memory, sampling and update", f"{torch.cuda.max_memory_allocated(device) / 2**30:.1f} GiB"))
     if not args.no_vllm:
         del trainer, optimizer
         if device.type == "cuda":
@@ -136,24 +136,25 @@ def vllm_rows(model, tokenizer, prompts: list[str], n: int, sampling: SamplingCo
         from isobook.rollout.vllm_engine import VLLMEngine
     except ImportError as error:
         return [("vLLM engine", f"not run: {error}")]
-    folder = Path(tempfile.mkdtemp(prefix="isobook-gpu-check-"))
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    try:
-        began = time.perf_counter()
-        engine = VLLMEngine(folder, tokenizer, max_model_len=256 + sampling.max_new_tokens,
-                            dtype=dtype, gpu_memory=0.4,
-                            cache_dir=folder / "cache")
-        started = time.perf_counter() - began
-        engine.generate(prompts[:4], 2, SamplingConfig(max_new_tokens=8))  # warm-up
-        began = time.perf_counter()
-        engine.generate(prompts, n, sampling)
-        seconds = time.perf_counter() - began
-        began = time.perf_counter()
-        engine.load_weights(model)
-        pushed = time.perf_counter() - began
-    except Exception as error:  # a GPU session is short: report and keep the torch rows
-        return [("vLLM engine", f"failed: {type(error).__name__}: {error}"[:300])]
+    with tempfile.TemporaryDirectory(prefix="isobook-gpu-check-") as scratch:  # the model's copy: ~2 GB at 0.5B
+        folder = Path(scratch)
+        model.save_pretrained(folder)
+        tokenizer.save_pretrained(folder)
+        try:
+            began = time.perf_counter()
+            engine = VLLMEngine(folder, tokenizer, max_model_len=256 + sampling.max_new_tokens, dtype=dtype,
+                                gpu_memory=0.4, cache_dir=folder / "cache")
+            started = time.perf_counter() - began
+            engine.generate(prompts[:4], 2, SamplingConfig(max_new_tokens=8))  # warm-up
+            began = time.perf_counter()
+            engine.generate(prompts, n, sampling)
+            seconds = time.perf_counter() - began
+            began = time.perf_counter()
+            engine.load_weights(model)
+            pushed = time.perf_counter() - began
+            engine.close()
+        except Exception as error:  # a GPU session is short: report and keep the torch rows
+            return [("vLLM engine", f"failed: {type(error).__name__}: {error}"[:300])]
     rollouts = len(prompts) * n
     return [("vLLM engine: start", f"{started:.1f} s"),
             ("vLLM engine: rollouts/s", f"{rollouts / seconds:.1f} ({seconds:.2f} s)"),

@@ -43,21 +43,22 @@ def main() -> None:
     prompts = [p.prompt for p in make_task(TaskConfig()).problems(args.prompts, seed=0)]
     sampling = SamplingConfig(max_new_tokens=48)
     rollouts = args.prompts * args.n
-    folder = Path(tempfile.mkdtemp(prefix="isobook-bench-"))
     models, rows = {}, []
-    for name, size in SIZES.items():
-        model = build_qwen2(size, tokenizer, seed=0).eval()
-        model.save_pretrained(folder / name)
-        tokenizer.save_pretrained(folder / name)
-        models[name] = model
-        seconds, tokens = timed(TorchEngine(model, tokenizer, batch_rollouts=rollouts), prompts, args.n, sampling,
-                                args.repeats, warm_up=True)
-        rows.append((name, parameter_count(model), "torch", seconds, tokens))
-    for name, model in models.items():
-        engine = VLLMEngine(folder / name, tokenizer, max_model_len=SIZES[name].max_positions,
-                            cache_dir=folder / "cache")
-        seconds, tokens = timed(engine, prompts, args.n, sampling, args.repeats, warm_up=True)
-        rows.append((name, parameter_count(model), "vllm", seconds, tokens))
+    with tempfile.TemporaryDirectory(prefix="isobook-bench-") as scratch:  # the models' folders, for vLLM
+        folder = Path(scratch)
+        for name, size in SIZES.items():
+            model = build_qwen2(size, tokenizer, seed=0).eval()
+            model.save_pretrained(folder / name)
+            tokenizer.save_pretrained(folder / name)
+            models[name] = model
+            seconds, tokens = timed(TorchEngine(model, tokenizer, batch_rollouts=rollouts), prompts, args.n, sampling,
+                                    args.repeats, warm_up=True)
+            rows.append((name, parameter_count(model), "torch", seconds, tokens))
+        for name, model in models.items():
+            engine = VLLMEngine(folder / name, tokenizer, max_model_len=SIZES[name].max_positions,
+                                cache_dir=folder / "cache")
+            seconds, tokens = timed(engine, prompts, args.n, sampling, args.repeats, warm_up=True)
+            rows.append((name, parameter_count(model), "vllm", seconds, tokens))
     print(f"| model | parameters | engine | seconds | rollouts/s | tokens/rollout |  ({args.prompts} x {args.n})")
     print("| --- | ---: | --- | ---: | ---: | ---: |")
     for name, parameters, engine_name, seconds, tokens in rows:
