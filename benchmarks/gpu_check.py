@@ -7,15 +7,18 @@ The model is randomly initialised with Qwen2.5-0.5B's shape (24 layers, width 89
 and 2 key/value heads, vocabulary 151,936, tied embeddings); the tokenizer is isobook's
 character tokenizer padded to that vocabulary. A random model almost never says ``<eos>``,
 so every rollout runs the full `--new-tokens`: the work is fixed. Steps, each timed once
-after a short warm-up:
+after a warm-up:
 
 1. rollouts with the torch engine: B_p x n prompts (the chain task's) at temperature 0.6;
-2. one GRPO update with the trainer as `params/gpu-qwen2.5-0.5b.yaml` sets it up (float32
+2. a GRPO step with the trainer as `params/gpu-qwen2.5-0.5b.yaml` sets it up (float32
    master weights, bf16 autocast on a GPU, gradient checkpointing, micro-batches of
-   `--micro-batch-tokens`, packed rows of 1,024 tokens), which samples its own batch first;
+   `--micro-batch-tokens`, packed rows of 1,024 tokens): it samples its own batch, then
+   updates; the second of two steps is timed;
 3. with vLLM installed: the same rollouts with the vLLM engine, and a weight push.
 
-The table is printed last; paste it into benchmarks/README.md.
+The table is printed last; paste it into benchmarks/README.md. Only torch, transformers,
+accelerate and what they import are needed (no `datasets`): `PYTHONPATH=src` from a
+checkout runs it on a machine where nothing can be installed.
 """
 
 from __future__ import annotations
@@ -68,8 +71,12 @@ def main() -> None:
     parser.add_argument("--micro-batch-tokens", type=int, default=16384)
     parser.add_argument("--no-vllm", action="store_true", help="skip the vLLM rows")
     args = parser.parse_args()
+    began_script = time.perf_counter()
     placement = resolve_placement(SystemConfig(device=args.device, precision=args.precision))
     device = placement.device
+    if args.size != "tiny" and args.device == "auto" and device.type != "cuda":
+        parser.error(f"--size {args.size} needs a GPU and torch sees none (torch.cuda.is_available() is False); "
+                     "--size tiny for a dry run, or --device cpu to run it on the CPU anyway (hours)")
     table: list[tuple[str, str]] = [("device", torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"),
                                     ("precision", {"bf16": "bf16 autocast over float32 weights",
                                                    "fp32": "fp32"}[placement.precision]),
@@ -80,7 +87,8 @@ def main() -> None:
                          bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
                          pad_token_id=tokenizer.pad_token_id, attn_implementation="sdpa")
     torch.manual_seed(0)
-    model = Qwen2ForCausalLM(config).to(device)
+    with device:  # initialised where it runs: no CPU copy of 494M parameters first
+        model = Qwen2ForCausalLM(config)
     set_activation_checkpointing(model, True)
     table.append(("model", f"{args.size}, {parameter_count(model) / 1e6:.1f}M parameters, random weights"))
 
@@ -109,12 +117,13 @@ def main() -> None:
     trainer = GRPOTrainer(model, None, tokenizer, engine, task, problems, optimizer, settings)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
-    row = trainer.step(0, lr=1e-6)
+    warm_up = trainer.step(0, lr=1e-6)
+    row = trainer.step(1, lr=1e-6)
     synchronize(device)
-    table += [("GRPO update (rollouts sampled first): sample seconds", f"{row['sample_seconds']:.2f}"),
-              (f"GRPO update: loss and backward, micro-batches of {args.micro_batch_tokens} tokens",
-               f"{row['update_seconds']:.2f} s"),
-              ("GRPO update: trained tokens/s", f"{row['step_tokens'] / row['update_seconds']:.0f} (completions)")]
+    table += [("GRPO step: sampling (torch engine)", f"{row['sample_seconds']:.2f} s"),
+              (f"GRPO step: update (loss, backward, AdamW), micro-batches of {args.micro_batch_tokens} tokens",
+               f"{row['update_seconds']:.2f} s (first step: {warm_up['update_seconds']:.2f} s)"),
+              ("GRPO step: trained tokens/s", f"{row['step_tokens'] / row['update_seconds']:.0f} (completions)")]
     if device.type == "cuda":
         table.append(("peak GPU memory, sampling and update", f"{torch.cuda.max_memory_allocated(device) / 2**30:.1f} GiB"))
     if not args.no_vllm:
@@ -122,6 +131,7 @@ def main() -> None:
         if device.type == "cuda":
             torch.cuda.empty_cache()  # vLLM sizes its KV cache from the memory left free
         table += vllm_rows(model, tokenizer, prompts, args.n, sampling, placement.dtype)
+    table.append(("this script, imports excluded", f"{time.perf_counter() - began_script:.0f} s"))
     print()
     print("| measurement | value |")
     print("| --- | --- |")

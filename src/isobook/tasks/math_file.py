@@ -5,18 +5,24 @@ may hold a bare final answer (``72``, ``\\frac{1}{2}``), a GSM8K solution ending
 ``#### 72``, or a MATH solution with a ``\\boxed{...}`` answer; the final answer is
 extracted once when the file is read. A completion is correct when math-verify judges its
 answer equivalent to the reference.
+
+`datasets` and `math_verify` are imported when first used, so that importing
+`isobook.tasks` (the trainer does) works where they are not installed: the chain task and
+`benchmarks/gpu_check.py` need neither, and the lent GPU machine has no `datasets`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import datasets
 import numpy as np
-from math_verify import parse, verify
 
 from isobook.tasks.base import Problem
+
+if TYPE_CHECKING:
+    import datasets
 
 _FORMATS = {".jsonl": "json", ".json": "json", ".parquet": "parquet"}
 
@@ -46,6 +52,8 @@ def _last_boxed(text: str) -> str | None:
 
 def verify_math_answer(completion: str, answer: str) -> float:
     """1.0 when math-verify finds the completion's answer equivalent to `answer`."""
+    from math_verify import parse, verify
+
     gold = parse(f"${answer}$")
     predicted = parse(completion)
     if not gold or not predicted:
@@ -64,6 +72,8 @@ class MathFile:
     name: str = "math-file"
 
     def load(self) -> datasets.Dataset:
+        import datasets
+
         file = Path(self.path)
         if not file.is_file():
             raise FileNotFoundError(f"task.path: no such file {file}")
