@@ -39,6 +39,7 @@ from isobook.rollout import TorchEngine
 from isobook.tasks import make_task
 from isobook.tokenizer import DEFAULT_ALPHABET, SPECIAL_TOKENS, build_char_tokenizer
 from isobook.trainer import GRPOTrainer, TrainerSettings
+from rollout_engines import timed  # this folder is on the path when a script here runs
 
 SHAPES = {  # Qwen2Config fields
     "qwen2.5-0.5b": dict(vocab_size=151936, hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
@@ -53,11 +54,6 @@ def padded_tokenizer(vocab_size: int):
     onwards, clear of the surrogate range)."""
     filler = vocab_size - len(SPECIAL_TOKENS) - len(DEFAULT_ALPHABET)
     return build_char_tokenizer(DEFAULT_ALPHABET + "".join(chr(0x20000 + i) for i in range(filler)))
-
-
-def synchronize(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def main() -> None:
@@ -98,16 +94,11 @@ def main() -> None:
     rollouts = args.batch_problems * args.n
     sampling = SamplingConfig(max_new_tokens=args.new_tokens, batch_rollouts=rollouts)
     engine = TorchEngine(model.eval(), tokenizer, batch_rollouts=rollouts, autocast=placement.autocast)
-    engine.generate(prompts[:4], 2, SamplingConfig(max_new_tokens=8))  # warm-up
-    synchronize(device)
-    began = time.perf_counter()
-    sample = engine.generate(prompts, args.n, sampling)
-    synchronize(device)
-    seconds = time.perf_counter() - began
-    tokens = int(sample.lengths.sum())
+    # Rollouts come back on the CPU, so each timed call has waited for the GPU.
+    seconds, tokens = timed(engine, prompts, args.n, sampling, repeats=1, warm_up=True)
     table += [(f"torch engine: {args.batch_problems} x {args.n} rollouts, {args.new_tokens} new tokens", f"{seconds:.2f} s"),
               ("torch engine: rollouts/s", f"{rollouts / seconds:.1f}"),
-              ("torch engine: generated tokens/s", f"{tokens / seconds:.0f}")]
+              ("torch engine: generated tokens/s", f"{rollouts * tokens / seconds:.0f}")]
 
     settings = TrainerSettings(train=TrainConfig(batch_problems=args.batch_problems, rollouts_per_problem=args.n),
                                sampling=sampling, weights=LossWeights(), normalize_std=True, grad_clip=1.0,
@@ -119,7 +110,6 @@ def main() -> None:
         torch.cuda.reset_peak_memory_stats(device)
     warm_up = trainer.step(0, lr=1e-6)
     row = trainer.step(1, lr=1e-6)
-    synchronize(device)
     table += [("GRPO step: sampling (torch engine)", f"{row['sample_seconds']:.2f} s"),
               (f"GRPO step: update (loss, backward, AdamW), micro-batches of {args.micro_batch_tokens} tokens",
                f"{row['update_seconds']:.2f} s (first step: {warm_up['update_seconds']:.2f} s)"),
@@ -155,10 +145,7 @@ def vllm_rows(model, tokenizer, prompts: list[str], n: int, sampling: SamplingCo
             engine = VLLMEngine(folder, tokenizer, max_model_len=256 + sampling.max_new_tokens, dtype=dtype,
                                 gpu_memory=0.4, cache_dir=folder / "cache")
             started = time.perf_counter() - began
-            engine.generate(prompts[:4], 2, SamplingConfig(max_new_tokens=8))  # warm-up
-            began = time.perf_counter()
-            engine.generate(prompts, n, sampling)
-            seconds = time.perf_counter() - began
+            seconds, _ = timed(engine, prompts, n, sampling, repeats=1, warm_up=True)
             began = time.perf_counter()
             engine.load_weights(model)
             pushed = time.perf_counter() - began
