@@ -16,16 +16,23 @@ after a warm-up:
    updates; the second of two steps is timed;
 3. with vLLM installed: the same rollouts with the vLLM engine, and a weight push.
 
-The table is printed last; paste it into benchmarks/README.md. Only torch, transformers,
-accelerate and what they import are needed (no `datasets`): `PYTHONPATH=src` from a
-checkout runs it on a machine where nothing can be installed.
+The table is printed last; paste it into benchmarks/README.md. Each row also goes to stderr
+(``measured: ...``) as soon as it is measured. A step that raises becomes a ``failed`` row
+(its traceback on stderr), the steps after it still run, and the script exits 1 after
+printing the table. Only torch, transformers, accelerate and what they import are needed
+(no `datasets`): `PYTHONPATH=src` from a checkout runs it on a machine where nothing can be
+installed.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import sys
 import tempfile
 import time
+import traceback
+from collections.abc import Iterator
 from pathlib import Path
 
 import torch
@@ -56,6 +63,39 @@ def padded_tokenizer(vocab_size: int):
     return build_char_tokenizer(DEFAULT_ALPHABET + "".join(chr(0x20000 + i) for i in range(filler)))
 
 
+class Table:
+    """The measurements, in order. Each row is also written to stderr as it is measured, so
+    a run killed by its time limit still leaves what it had measured in the log."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, str]] = []
+        self.failed = False
+
+    def add(self, name: str, value: str) -> None:
+        self.rows.append((name, value))
+        print(f"measured: {name}: {value}", file=sys.stderr, flush=True)
+
+    @contextlib.contextmanager
+    def section(self, name: str) -> Iterator[None]:
+        """Runs one step of the check; if it raises, the traceback goes to stderr, a row says
+        `name` failed, and the steps after it still run (a lent GPU's minutes are few)."""
+        try:
+            yield
+        except Exception as error:
+            traceback.print_exc()
+            self.failed = True
+            self.add(name, f"failed: {type(error).__name__}: {error}"[:300])
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()  # an out-of-memory step leaves its blocks cached
+
+    def print_markdown(self) -> None:
+        print()
+        print("| measurement | value |")
+        print("| --- | --- |")
+        for name, value in self.rows:
+            print(f"| {name} | {value} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", choices=sorted(SHAPES), default="qwen2.5-0.5b")
@@ -73,10 +113,10 @@ def main() -> None:
     if args.size != "tiny" and args.device == "auto" and device.type != "cuda":
         parser.error(f"--size {args.size} needs a GPU and torch sees none (torch.cuda.is_available() is False); "
                      "--size tiny for a dry run, or --device cpu to run it on the CPU anyway (hours)")
-    table: list[tuple[str, str]] = [("device", torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"),
-                                    ("precision", {"bf16": "bf16 autocast over float32 weights",
-                                                   "fp32": "fp32"}[placement.precision]),
-                                    ("torch", torch.__version__)]
+    table = Table()
+    table.add("device", torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu")
+    table.add("precision", {"bf16": "bf16 autocast over float32 weights", "fp32": "fp32"}[placement.precision])
+    table.add("torch", torch.__version__)
 
     tokenizer = padded_tokenizer(SHAPES[args.size]["vocab_size"])
     config = Qwen2Config(**SHAPES[args.size], max_position_embeddings=4096, tie_word_embeddings=True,
@@ -86,7 +126,7 @@ def main() -> None:
     with device:  # initialised where it runs: no CPU copy of 494M parameters first
         model = Qwen2ForCausalLM(config)
     set_activation_checkpointing(model, True)
-    table.append(("model", f"{args.size}, {parameter_count(model) / 1e6:.1f}M parameters, random weights"))
+    table.add("model", f"{args.size}, {parameter_count(model) / 1e6:.1f}M parameters, random weights")
 
     task = make_task(TaskConfig())
     problems = task.problems(args.batch_problems, seed=0)
@@ -94,68 +134,68 @@ def main() -> None:
     rollouts = args.batch_problems * args.n
     sampling = SamplingConfig(max_new_tokens=args.new_tokens, batch_rollouts=rollouts)
     engine = TorchEngine(model.eval(), tokenizer, batch_rollouts=rollouts, autocast=placement.autocast)
-    # Rollouts come back on the CPU, so each timed call has waited for the GPU.
-    seconds, tokens = timed(engine, prompts, args.n, sampling, repeats=1, warm_up=True)
-    table += [(f"torch engine: {args.batch_problems} x {args.n} rollouts, {args.new_tokens} new tokens", f"{seconds:.2f} s"),
-              ("torch engine: rollouts/s", f"{rollouts / seconds:.1f}"),
-              ("torch engine: generated tokens/s", f"{rollouts * tokens / seconds:.0f}")]
+    with table.section("torch engine"):
+        # Rollouts come back on the CPU, so each timed call has waited for the GPU.
+        seconds, tokens = timed(engine, prompts, args.n, sampling, repeats=1, warm_up=True)
+        table.add(f"torch engine: {args.batch_problems} x {args.n} rollouts, {args.new_tokens} new tokens",
+                  f"{seconds:.2f} s")
+        table.add("torch engine: rollouts/s", f"{rollouts / seconds:.1f}")
+        table.add("torch engine: generated tokens/s", f"{rollouts * tokens / seconds:.0f}")
 
-    settings = TrainerSettings(train=TrainConfig(batch_problems=args.batch_problems, rollouts_per_problem=args.n),
-                               sampling=sampling, weights=LossWeights(), normalize_std=True, grad_clip=1.0,
-                               row_tokens=1024, seed=0, autocast=placement.autocast,
-                               micro_batch_tokens=args.micro_batch_tokens)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-6)
-    trainer = GRPOTrainer(model, None, tokenizer, engine, task, problems, optimizer, settings)
-    if device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(device)
-    warm_up = trainer.step(0, lr=1e-6)
-    row = trainer.step(1, lr=1e-6)
-    table += [("GRPO step: sampling (torch engine)", f"{row['sample_seconds']:.2f} s"),
-              (f"GRPO step: update (loss, backward, AdamW), micro-batches of {args.micro_batch_tokens} tokens",
-               f"{row['update_seconds']:.2f} s (first step: {warm_up['update_seconds']:.2f} s)"),
-              ("GRPO step: trained tokens/s", f"{row['step_tokens'] / row['update_seconds']:.0f} (completions)")]
-    if device.type == "cuda":
-        table.append(("peak GPU memory, sampling and update", f"{torch.cuda.max_memory_allocated(device) / 2**30:.1f} GiB"))
+    with table.section("GRPO step"):
+        settings = TrainerSettings(train=TrainConfig(batch_problems=args.batch_problems, rollouts_per_problem=args.n),
+                                   sampling=sampling, weights=LossWeights(), normalize_std=True, grad_clip=1.0,
+                                   row_tokens=1024, seed=0, autocast=placement.autocast,
+                                   micro_batch_tokens=args.micro_batch_tokens)
+        trainer = GRPOTrainer(model, None, tokenizer, engine, task, problems,
+                              torch.optim.AdamW(model.parameters(), lr=1e-6), settings)
+        if device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(device)
+        warm_up = trainer.step(0, lr=1e-6)
+        row = trainer.step(1, lr=1e-6)
+        table.add("GRPO step: sampling (torch engine)", f"{row['sample_seconds']:.2f} s")
+        table.add(f"GRPO step: update (loss, backward, AdamW), micro-batches of {args.micro_batch_tokens} tokens",
+                  f"{row['update_seconds']:.2f} s (first step: {warm_up['update_seconds']:.2f} s)")
+        table.add("GRPO step: trained tokens/s", f"{row['step_tokens'] / row['update_seconds']:.0f} (completions)")
+        if device.type == "cuda":
+            peak = torch.cuda.max_memory_allocated(device) / 2**30
+            table.add("peak GPU memory, sampling and update", f"{peak:.1f} GiB")
+        del trainer  # and its optimizer's state
     if not args.no_vllm:
-        del trainer, optimizer
         if device.type == "cuda":
             torch.cuda.empty_cache()  # vLLM sizes its KV cache from the memory left free
-        table += vllm_rows(model, tokenizer, prompts, args.n, sampling, placement.dtype)
-    table.append(("this script, imports excluded", f"{time.perf_counter() - began_script:.0f} s"))
-    print()
-    print("| measurement | value |")
-    print("| --- | --- |")
-    for name, value in table:
-        print(f"| {name} | {value} |")
+        with table.section("vLLM engine"):
+            vllm_rows(table, model, tokenizer, prompts, args.n, sampling, placement.dtype)
+    table.add("this script, imports excluded", f"{time.perf_counter() - began_script:.0f} s")
+    table.print_markdown()
+    if table.failed:
+        sys.exit(1)
 
 
-def vllm_rows(model, tokenizer, prompts: list[str], n: int, sampling: SamplingConfig,
-              dtype: torch.dtype) -> list[tuple[str, str]]:
-    """The vLLM engine on the same model and batch, and one weight push; a row saying why not otherwise."""
+def vllm_rows(table: Table, model, tokenizer, prompts: list[str], n: int, sampling: SamplingConfig,
+              dtype: torch.dtype) -> None:
+    """The vLLM engine on the same model and batch, and one weight push; a row saying why not
+    where vLLM is not installed."""
     try:
         from isobook.rollout.vllm_engine import VLLMEngine
     except ImportError as error:
-        return [("vLLM engine", f"not run: {error}")]
+        table.add("vLLM engine", f"not run: {error}")
+        return
     with tempfile.TemporaryDirectory(prefix="isobook-gpu-check-") as scratch:  # the model's copy: ~2 GB at 0.5B
         folder = Path(scratch)
         model.save_pretrained(folder)
         tokenizer.save_pretrained(folder)
-        try:
-            began = time.perf_counter()
-            engine = VLLMEngine(folder, tokenizer, max_model_len=256 + sampling.max_new_tokens, dtype=dtype,
-                                gpu_memory=0.4, cache_dir=folder / "cache")
-            started = time.perf_counter() - began
-            seconds, _ = timed(engine, prompts, n, sampling, repeats=1, warm_up=True)
-            began = time.perf_counter()
-            engine.load_weights(model)
-            pushed = time.perf_counter() - began
-            engine.close()
-        except Exception as error:  # a GPU session is short: report and keep the torch rows
-            return [("vLLM engine", f"failed: {type(error).__name__}: {error}"[:300])]
-    rollouts = len(prompts) * n
-    return [("vLLM engine: start", f"{started:.1f} s"),
-            ("vLLM engine: rollouts/s", f"{rollouts / seconds:.1f} ({seconds:.2f} s)"),
-            ("vLLM engine: weight push (reload_weights + prefix-cache reset)", f"{pushed:.2f} s")]
+        began = time.perf_counter()
+        engine = VLLMEngine(folder, tokenizer, max_model_len=256 + sampling.max_new_tokens, dtype=dtype,
+                            gpu_memory=0.4, cache_dir=folder / "cache")
+        table.add("vLLM engine: start", f"{time.perf_counter() - began:.1f} s")
+        seconds, _ = timed(engine, prompts, n, sampling, repeats=1, warm_up=True)
+        table.add("vLLM engine: rollouts/s", f"{len(prompts) * n / seconds:.1f} ({seconds:.2f} s)")
+        began = time.perf_counter()
+        engine.load_weights(model)
+        pushed = time.perf_counter() - began
+        table.add("vLLM engine: weight push (reload_weights + prefix-cache reset)", f"{pushed:.2f} s")
+        engine.close()
 
 
 if __name__ == "__main__":

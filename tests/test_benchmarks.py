@@ -12,18 +12,49 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "gpu_check.py"
 
 
-def test_gpu_check_dry_run_prints_its_table_last() -> None:
-    result = subprocess.run([sys.executable, str(SCRIPT), "--size", "tiny", "--device", "cpu", "--precision", "bf16",
-                             "--batch-problems", "4", "--n", "2", "--new-tokens", "8", "--micro-batch-tokens", "64",
-                             "--no-vllm"], capture_output=True, text=True, check=True, timeout=300)
-    lines = result.stdout.strip().splitlines()
+DRY_RUN = ["--size", "tiny", "--device", "cpu", "--precision", "bf16", "--batch-problems", "4", "--n", "2",
+           "--new-tokens", "8", "--micro-batch-tokens", "64", "--no-vllm"]
+
+
+def printed_table(stdout: str) -> tuple[list[str], dict[str, str]]:
+    """The markdown rows after the table's header, and the same as {measurement: value}."""
+    lines = stdout.strip().splitlines()
     rows = lines[lines.index("| measurement | value |") + 2:]
-    table = dict(row.strip("| ").split(" | ") for row in rows)
+    return rows, dict(row.strip("| ").split(" | ") for row in rows)
+
+
+def test_gpu_check_dry_run_prints_its_table_last() -> None:
+    result = subprocess.run([sys.executable, str(SCRIPT), *DRY_RUN], capture_output=True, text=True, check=True,
+                            timeout=300)
+    rows, table = printed_table(result.stdout)
     assert table["precision"] == "bf16 autocast over float32 weights"
     assert float(table["torch engine: rollouts/s"]) > 0
     assert float(table["GRPO step: trained tokens/s"].split()[0]) > 0
     assert table["model"].startswith("tiny, ")
     assert rows[-1].startswith("| this script, imports excluded | ")
+    # every row was also logged as it was measured, so a run killed by its time limit keeps them
+    assert f"measured: torch engine: rollouts/s: {table['torch engine: rollouts/s']}" in result.stderr
+
+
+def test_a_failing_step_costs_its_own_rows_only() -> None:
+    """The GRPO step raises: its row says so, the rows before and after it are kept, the
+    table is still printed and the exit status is 1."""
+    run_with_broken_step = (
+        "import runpy, sys\n"
+        "from isobook.trainer import GRPOTrainer\n"
+        "def broken(self, *args, **kwargs): raise RuntimeError('CUDA out of memory (simulated)')\n"
+        "GRPOTrainer.step = broken\n"
+        f"sys.argv = [{str(SCRIPT)!r}, *{DRY_RUN!r}]\n"
+        f"sys.path.insert(0, {str(SCRIPT.parent)!r})\n"
+        f"runpy.run_path({str(SCRIPT)!r}, run_name='__main__')\n")
+    result = subprocess.run([sys.executable, "-c", run_with_broken_step], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1
+    rows, table = printed_table(result.stdout)
+    assert table["GRPO step"] == "failed: RuntimeError: CUDA out of memory (simulated)"
+    assert float(table["torch engine: rollouts/s"]) > 0
+    assert not any(name.startswith("GRPO step: ") for name in table)
+    assert rows[-1].startswith("| this script, imports excluded | ")
+    assert "Traceback" in result.stderr and "in broken" in result.stderr
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is seen here")
