@@ -5,8 +5,12 @@
 
 Makes one GRPO update of the smoke base model on a fixed batch (8 problems x 4 rollouts
 from `FixedEngine`, so every process count sees the same rollouts) with SGD at lr 1, and
-saves the weights and its log row; then a whole 4-update `run_grpo` into `<outputs>/runs`.
+saves the weights, its log row and how many backward passes all-reduced gradients; then a
+whole 4-update `run_grpo` into `<outputs>/runs`. With several processes the update runs in
+micro-batches of one rollout each (gradient accumulation), one process takes the batch whole.
 """
+
+import os
 
 import sys
 from pathlib import Path
@@ -14,6 +18,8 @@ from pathlib import Path
 import torch
 from accelerate import Accelerator
 from accelerate.utils import extract_model_from_parallel
+from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
+from torch.nn.parallel import DistributedDataParallel
 
 sys.path.insert(0, str(Path(__file__).parent))
 from conftest import smoke_config  # noqa: E402
@@ -51,15 +57,26 @@ def one_update(outputs: Path, result: Path) -> None:
     model, tokenizer = load_causal_lm(ensure_base_model(config))
     optimizer = torch.optim.SGD(model.parameters(), lr=1.0)
     model, optimizer = accelerator.prepare(model, optimizer)
+    synced_backwards = []  # one entry per backward pass whose gradients DDP all-reduced
+
+    def counting_allreduce(state, bucket):
+        if bucket.is_last():
+            synced_backwards.append(1)
+        return allreduce_hook(state, bucket)
+
+    if isinstance(model, DistributedDataParallel):
+        model.register_comm_hook(None, counting_allreduce)
     task = make_task(config.task)
     problems = task.problems(8, seed=4)
     settings = TrainerSettings(train=config.train, sampling=config.sampling,
                                weights=loss_weights(config.recipe, "easy"), normalize_std=True, grad_clip=0.0,
-                               row_tokens=64, seed=0)
+                               row_tokens=64, seed=0,
+                               micro_batch_tokens=1 if int(os.environ.get("WORLD_SIZE", "1")) > 1 else 0)
     engine = FixedEngine(tokenizer, {p.prompt: p.answer for p in problems})
     row = GRPOTrainer(model, None, tokenizer, engine, task, problems, optimizer, settings).step(0, lr=1.0)
     if accelerator.is_main_process:
-        torch.save({"weights": extract_model_from_parallel(model).state_dict(), "row": row}, result)
+        torch.save({"weights": extract_model_from_parallel(model).state_dict(), "row": row,
+                    "synced_backwards": len(synced_backwards)}, result)
 
 
 if __name__ == "__main__":

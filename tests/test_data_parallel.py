@@ -2,8 +2,10 @@
 
 Each process samples and trains on half of every batch's problems; the token mean runs over
 the whole batch and DDP averages gradients, so the weights after an update equal one
-process's update on the whole batch (rollouts fixed by `FixedEngine` in the worker). A
-whole run under two processes finishes with one log row per update of the whole batch.
+process's update on the whole batch (rollouts fixed by `FixedEngine` in the worker), also
+when the two processes accumulate gradients over micro-batches, which they all-reduce once
+per update, not once per micro-batch. A whole run under two processes finishes with one log
+row per update of the whole batch.
 """
 
 import os
@@ -43,6 +45,7 @@ def test_two_processes_make_the_update_of_one(smoke_outputs: Path, tmp_path: Pat
     for column in ("step_rollouts", "step_tokens", "reward", "policy_loss", "entropy", "response_length"):
         assert two["row"][column] == pytest.approx(one["row"][column], rel=1e-5, abs=1e-7), column
     assert (one["row"]["step_rollouts"], one["row"]["reward"]) == (32.0, 0.5)
+    assert two["synced_backwards"] == 1  # 16 micro-batches of one rollout, gradients all-reduced after the last
 
     config = smoke_config(tmp_path / "processes-2", "train.batch_problems=4", "train.rollouts_per_problem=4",
                           "train.budget=64", "evaluation.first_rollouts=32", "evaluation.validation_problems=8",

@@ -118,24 +118,28 @@ class GRPOTrainer:
         tokens = batch_tokens(mask, row_zero_variance, settings.weights, shard)
         terms = []
         sequence_tokens = [len(prompt) + length for prompt, length in zip(prompts, mask.sum(dim=1).long().tolist())]
-        for part in micro_batches(sequence_tokens, settings.micro_batch_tokens):
-            part_prompts = [prompts[i] for i in part]
-            with settings.autocast():
-                logprobs, entropy = completion_logprobs(self.model, part_prompts, completion_ids[part], mask[part],
-                                                        settings.sampling.temperature, settings.row_tokens,
-                                                        self.tokenizer.pad_token_id, with_entropy=True)
-                reference = None
-                if self.reference is not None:
-                    with torch.no_grad():
-                        reference, _ = completion_logprobs(self.reference, part_prompts, completion_ids[part],
-                                                           mask[part], settings.sampling.temperature,
-                                                           settings.row_tokens, self.tokenizer.pad_token_id,
-                                                           with_entropy=False)
-            part_terms = grpo_loss(logprobs, logprobs.detach(), engine_logprobs[part], advantages[part], mask[part],
-                                   row_zero_variance[part], settings.weights, reference, entropy, tokens)
-            if not torch.isfinite(part_terms.loss):
-                raise TrainingDiverged(f"loss is {float(part_terms.loss.detach())} at update {step + 1}")
-            part_terms.loss.backward()  # gradients add up over micro-batches
+        parts = micro_batches(sequence_tokens, settings.micro_batch_tokens)
+        for index, part in enumerate(parts):
+            with _gradient_sync(self.model, sync=index == len(parts) - 1):
+                part_prompts = [prompts[i] for i in part]
+                with settings.autocast():
+                    logprobs, entropy = completion_logprobs(self.model, part_prompts, completion_ids[part],
+                                                            mask[part], settings.sampling.temperature,
+                                                            settings.row_tokens, self.tokenizer.pad_token_id,
+                                                            with_entropy=True)
+                    reference = None
+                    if self.reference is not None:
+                        with torch.no_grad():
+                            reference, _ = completion_logprobs(self.reference, part_prompts, completion_ids[part],
+                                                               mask[part], settings.sampling.temperature,
+                                                               settings.row_tokens, self.tokenizer.pad_token_id,
+                                                               with_entropy=False)
+                part_terms = grpo_loss(logprobs, logprobs.detach(), engine_logprobs[part], advantages[part],
+                                       mask[part], row_zero_variance[part], settings.weights, reference, entropy,
+                                       tokens)
+                if not torch.isfinite(part_terms.loss):
+                    raise TrainingDiverged(f"loss is {float(part_terms.loss.detach())} at update {step + 1}")
+                part_terms.loss.backward()  # gradients add up over micro-batches
             terms.append(part_terms)
         grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(),
                                                          settings.grad_clip or float("inf")))
@@ -194,6 +198,15 @@ def micro_batches(sequence_tokens: list[int], max_tokens: int) -> list[torch.Ten
         used += count
     groups.append(torch.tensor(current))
     return groups
+
+
+def _gradient_sync(model: torch.nn.Module, sync: bool) -> contextlib.AbstractContextManager:
+    """Where the model is wrapped in DDP, a forward and backward pass inside ``no_sync`` only
+    accumulates gradients, and the next pass outside it all-reduces their sum. With `sync`
+    False for every micro-batch but the last, an update all-reduces its gradients once."""
+    if sync or not isinstance(model, torch.nn.parallel.DistributedDataParallel):
+        return contextlib.nullcontext()
+    return model.no_sync()
 
 
 def _summed(parts: list[LossTerms]) -> LossTerms:

