@@ -117,7 +117,7 @@ class GRPOTrainer:
         row_zero_variance = zero_variance[group_of_row].to(device)  # [N]
         tokens = batch_tokens(mask, row_zero_variance, settings.weights, shard)
         terms = []
-        sequence_tokens = [len(prompt) + length for prompt, length in zip(prompts, mask.sum(dim=1).long().tolist())]
+        sequence_tokens = [len(prompt) + length for prompt, length in zip(prompts, rollouts.lengths[rows].tolist())]
         parts = micro_batches(sequence_tokens, settings.micro_batch_tokens)
         for index, part in enumerate(parts):
             with _gradient_sync(self.model, sync=index == len(parts) - 1):
