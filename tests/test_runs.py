@@ -64,6 +64,11 @@ def test_a_run_logs_every_update_and_evaluates_on_the_schedule(reference_run) ->
     assert trained["kl"].iloc[-1] > 0
     passes = pd.read_parquet(reference_run.folder / "train_pass.parquet")
     assert sorted(passes["step"].unique()) == [0, 16] and len(passes) == 32
+    # Per-problem validation counts at every evaluation, of which val_avg@4 is the mean.
+    counts = pd.read_parquet(reference_run.folder / "validation.parquet")
+    assert counts.groupby("step")["id"].count().to_dict() == {s: 20 for s in evaluated["step"]}
+    means = (counts["correct"] / counts["samples"]).groupby(counts["step"]).mean()
+    assert means.tolist() == pytest.approx(evaluated["val_avg@4"].tolist())
     status = json.loads((reference_run.folder / "status.json").read_text())
     assert (status["status"], status["updates"], status["rollouts"]) == ("finished", 32, BUDGET)
     assert (reference_run.folder / "policy" / "model.safetensors").is_file()
@@ -100,8 +105,9 @@ def test_extending_c_to_2c_equals_one_2c_run(reference_run, outputs_with_sets: P
     extended = run_grpo(smoke_config(outputs_with_sets, *RUN, f"train.budget={BUDGET}"), show_progress=False)
     assert extended.updates_made == 16
     pd.testing.assert_frame_equal(comparable(extended.metrics), comparable(reference_run.metrics))
-    pd.testing.assert_frame_equal(pd.read_parquet(extended.folder / "train_pass.parquet"),
-                                  pd.read_parquet(reference_run.folder / "train_pass.parquet"))
+    for table in ("train_pass.parquet", "validation.parquet"):
+        pd.testing.assert_frame_equal(pd.read_parquet(extended.folder / table),
+                                      pd.read_parquet(reference_run.folder / table))
 
 
 def test_a_killed_run_resumes_to_the_same_metrics(reference_run, outputs_with_sets: Path) -> None:
@@ -127,6 +133,8 @@ def test_a_killed_run_resumes_to_the_same_metrics(reference_run, outputs_with_se
     resumed = run_grpo(smoke_config(outputs_with_sets, *RUN, f"train.budget={BUDGET}"), show_progress=False)
     assert resumed.updates_made == 32 - killed_at["updates"]
     pd.testing.assert_frame_equal(comparable(resumed.metrics), comparable(reference_run.metrics))
+    pd.testing.assert_frame_equal(pd.read_parquet(resumed.folder / "validation.parquet"),
+                                  pd.read_parquet(reference_run.folder / "validation.parquet"))
 
 
 def test_a_diverging_run_stops_with_its_reason(outputs_with_sets: Path) -> None:

@@ -3,14 +3,15 @@
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from conftest import smoke_config
 from isobook.config import ConfigError, load_config
 from isobook.run_store import run_folder
-from isobook.sweeps import (grid_run, run_configs, run_history, run_points, run_sweep, run_train_pass, sweep_configs,
-                            sweep_points)
-from isobook.transfer import transfer_scores
+from isobook.sweeps import (grid_run, run_configs, run_counts, run_history, run_points, run_sweep, run_train_pass,
+                            sweep_configs, sweep_points)
+from isobook.transfer import transfer_counts, transfer_scores
 
 # 2x2 grid with B_max = 8: (2, 2), (2, 4), (4, 2); (4, 4) is over B_max.
 GRID = ("sweep.sets=[easy]", "sweep.batch_problems=[2, 4]", "sweep.rollouts_per_problem=[2, 4]",
@@ -97,6 +98,14 @@ def test_runs_off_the_grid_share_the_store_carry_labels_and_score_on_other_sets(
     # Scored once: a planted cache entry for the unchanged policy is what comes back.
     kept = next(run_folder(on_grid).glob("transfer-hard-*.json"))
     planted = json.loads(kept.read_text())
-    kept.write_text(json.dumps({**planted, "scores": {**planted["scores"], "val_avg@4": 0.5}}))
+    kept.write_text(json.dumps({**planted, "correct": [4] * len(planted["correct"])}))
     again = transfer_scores([on_grid], ["hard"]).set_index("run")
-    assert again.loc[run_folder(on_grid).name, "val_avg@4"] == 0.5
+    assert again.loc[run_folder(on_grid).name, "val_avg@4"] == 1.0
+    # The per-problem counts behind both pair problem by problem: the run's own last
+    # evaluation and its policy scored again agree on every validation problem.
+    own_counts = run_counts([on_grid], "validation")
+    last = own_counts[own_counts["step"] == own_counts["step"].max()].set_index("id")["correct"]
+    counts = transfer_counts([on_grid], ["easy"])
+    again = counts[counts["run"] == run_folder(on_grid).name].set_index("id")["correct"]
+    pd.testing.assert_series_equal(again.sort_index(), last.sort_index(), check_dtype=False)
+    assert sorted(own_counts["step"].unique()) == sorted(own["step"].unique())  # counts at every evaluation

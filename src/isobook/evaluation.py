@@ -57,14 +57,6 @@ def correct_counts(engine: RolloutEngine, task: Task, problems: list[Problem], s
     return count_correct(engine, task, problems, samples, sampling)["correct"].to_numpy()
 
 
-def score_validation(engine: RolloutEngine, task: Task, problems: list[Problem], settings: EvaluationConfig,
-                     sampling: SamplingConfig, seed: int) -> dict[str, float]:
-    """``val_avg@k``, ``val_best@k``, ``val_worst@k`` of `engine` on `problems`, from
-    `settings.samples` draws per problem seeded by `seed`."""
-    correct = correct_counts(engine, task, problems, settings.samples, sampling, seed)
-    return validation_scores(correct, settings.samples, settings.k)
-
-
 def tie_tolerance(settings: EvaluationConfig) -> float:
     """Two standard errors of avg@k at its widest (pass rate 0.5) over the validation
     samples: two scores closer than this are a tie."""

@@ -10,6 +10,9 @@ measurements (``easy-bp32-n8-s0-1a2b3c``). A folder holds:
 * ``metrics.parquet``: one row per update (row 0: the base model); evaluation columns
   are filled on evaluation rows only;
 * ``train_pass.parquet``: per-problem correct counts on training problems at chosen points;
+* ``validation.parquet``: per-problem correct counts on the validation problems at every
+  evaluation (the set-level ``val_*`` scores are their means; `isobook.findings` resamples
+  them to put an uncertainty on every comparison);
 * ``state.pt``: the resumable checkpoint (weights, optimizer, update count, and the rows
   above as of that update), written atomically in one file so it is never inconsistent;
 * ``policy/``: the trained model as a ``save_pretrained`` folder, once finished.
@@ -20,7 +23,7 @@ Every write is atomic (`storage`): a kill leaves the previous version of each fi
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -66,8 +69,9 @@ class RunState:
 
     steps: int
     metrics: list[dict[str, Any]]
-    train_pass: list[dict[str, Any]]
+    train_pass: list[dict[str, Any]]  # one row per (measurement, training problem)
     seconds: float  # wall time spent on this run over all sessions
+    validation: list[dict[str, Any]] = field(default_factory=list)  # one row per (evaluation, validation problem)
 
 
 def read_status(folder: Path) -> dict[str, Any] | None:
@@ -91,7 +95,8 @@ def write_config(folder: Path, config: Config) -> None:
 def save_checkpoint(folder: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, state: RunState) -> None:
     """Weights, optimizer and rows in one atomic file, then the tables readers look at."""
     atomic_torch_save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "steps": state.steps,
-                       "metrics": state.metrics, "train_pass": state.train_pass, "seconds": state.seconds},
+                       "metrics": state.metrics, "train_pass": state.train_pass, "validation": state.validation,
+                       "seconds": state.seconds},
                       folder / "state.pt")
     write_tables(folder, state)
 
@@ -108,13 +113,15 @@ def load_checkpoint(folder: Path, model: torch.nn.Module, optimizer: torch.optim
                            "delete it to restart this run from scratch") from error
     model.load_state_dict(saved["model"])
     optimizer.load_state_dict(saved["optimizer"])
-    return RunState(saved["steps"], saved["metrics"], saved["train_pass"], saved["seconds"])
+    return RunState(saved["steps"], saved["metrics"], saved["train_pass"], saved["seconds"],
+                    saved.get("validation", []))
 
 
 def write_tables(folder: Path, state: RunState) -> None:
     atomic_write_parquet(pd.DataFrame(state.metrics), folder / "metrics.parquet")
-    if state.train_pass:
-        atomic_write_parquet(pd.DataFrame(state.train_pass), folder / "train_pass.parquet")
+    for name, rows in (("train_pass", state.train_pass), ("validation", state.validation)):
+        if rows:
+            atomic_write_parquet(pd.DataFrame(rows), folder / f"{name}.parquet")
 
 
 def read_metrics(folder: Path) -> pd.DataFrame:
@@ -122,9 +129,12 @@ def read_metrics(folder: Path) -> pd.DataFrame:
     return pd.read_parquet(folder / "metrics.parquet")
 
 
-def read_train_pass(folder: Path) -> pd.DataFrame:
-    """A run's training-set pass counts (``step``, ``rollouts``, ``id``, ``correct``,
-    ``samples``; one row per problem per measurement), empty if it measured none."""
-    path = folder / "train_pass.parquet"
-    return pd.read_parquet(path) if path.is_file() else pd.DataFrame(
-        columns=["step", "rollouts", "id", "correct", "samples"])
+COUNT_COLUMNS = ["step", "rollouts", "id", "correct", "samples"]
+
+
+def read_counts(folder: Path, split: str) -> pd.DataFrame:
+    """A run's per-problem correct counts on `split` (``train_pass``: training problems at
+    the chosen points; ``validation``: validation problems at every evaluation). Columns
+    `COUNT_COLUMNS`, one row per problem per measurement; empty if it measured none."""
+    path = folder / f"{split}.parquet"
+    return pd.read_parquet(path) if path.is_file() else pd.DataFrame(columns=COUNT_COLUMNS)

@@ -35,7 +35,7 @@ from transformers import PreTrainedModel
 from isobook.base_model import ensure_base_model
 from isobook.config import Config, ConfigError
 from isobook.device import resolve_placement
-from isobook.evaluation import correct_counts, evaluation_steps, score_validation, train_pass_steps
+from isobook.evaluation import correct_counts, evaluation_steps, train_pass_steps, validation_scores
 from isobook.models import load_causal_lm, set_activation_checkpointing
 from isobook.pipeline import prepare_sets
 from isobook.recipe import LrScaling, loss_weights, lr_at, scaled_lr
@@ -204,32 +204,34 @@ class _RunSetup:
         computed once and kept in `base_scores_path` for the others."""
         path = base_scores_path(self.config)
         began = time.perf_counter()
-        if path.is_file():
-            cached = json.loads(path.read_text())
-        else:
+        cached = json.loads(path.read_text()) if path.is_file() else {}
+        if "validation" not in cached:  # absent, or kept by a store that did not keep per-problem counts
             fresh = RunState(0, [], [], 0.0)
             cached = {"scores": self.measure(0, 0.0, fresh, validation=True, train_pass=train_pass),
-                      "train_pass": fresh.train_pass}
+                      "train_pass": fresh.train_pass, "validation": fresh.validation}
             atomic_write_text(json.dumps(cached), path)
         if train_pass:
             state.train_pass.extend(cached["train_pass"])
+        state.validation.extend(cached["validation"])
         return {**cached["scores"], "eval_seconds": time.perf_counter() - began}
 
     def measure(self, step: int, rollouts: float, state: RunState, validation: bool,
                 train_pass: bool) -> dict[str, float]:
-        """Validation scores (returned) and training-set pass counts (appended to `state`)."""
+        """Validation scores (returned) and the per-problem counts behind them and behind
+        the training-set pass rates (appended to `state`)."""
         ev, sampling, seed = self.config.evaluation, self.config.sampling, self.config.train.seed
         began = time.perf_counter()
         self.model.eval()
         scores: dict[str, float] = {}
         if validation:
-            scores = score_validation(self.engine, self.task, self.validation, ev, sampling,
-                                      step_seed(seed, EVAL_SEED, 0))
+            correct = correct_counts(self.engine, self.task, self.validation, ev.samples, sampling,
+                                     step_seed(seed, EVAL_SEED, 0))
+            scores = validation_scores(correct, ev.samples, ev.k)
+            state.validation.extend(_count_rows(step, rollouts, self.validation, correct, ev.samples))
         if train_pass:
             correct = correct_counts(self.engine, self.task, self.pass_problems, ev.train_pass_samples, sampling,
                                      step_seed(seed, TRAIN_PASS_SEED, 0))
-            state.train_pass.extend({"step": step, "rollouts": rollouts, "id": p.id, "correct": int(c),
-                                     "samples": ev.train_pass_samples} for p, c in zip(self.pass_problems, correct))
+            state.train_pass.extend(_count_rows(step, rollouts, self.pass_problems, correct, ev.train_pass_samples))
         scores["eval_seconds"] = time.perf_counter() - began
         return scores
 
@@ -242,6 +244,13 @@ def _data_parallel(config: Config) -> Accelerator | None:
         raise ConfigError(f"system.engine: {config.system.engine!r} with several data-parallel processes is not "
                           "supported; allowed: torch (or run vLLM with one process per run)")
     return Accelerator(cpu=resolve_placement(config.system).device.type == "cpu")
+
+
+def _count_rows(step: int, rollouts: float, problems: list[Problem], correct: np.ndarray,
+                samples: int) -> list[dict[str, Any]]:
+    """One stored row per problem: its correct count out of `samples` at this measurement."""
+    return [{"step": step, "rollouts": rollouts, "id": p.id, "correct": int(c), "samples": samples}
+            for p, c in zip(problems, correct)]
 
 
 def problems_of(split: datasets.Dataset) -> list[Problem]:

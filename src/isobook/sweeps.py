@@ -32,7 +32,7 @@ from tqdm import tqdm
 
 from isobook.config import Config, with_overrides
 from isobook.pipeline import prepare_sets
-from isobook.run_store import read_metrics, read_status, read_train_pass, run_folder
+from isobook.run_store import COUNT_COLUMNS, read_counts, read_metrics, read_status, run_folder
 from isobook.runs import run_grpo, settled_status
 
 GRID_COLUMNS = ["set", "batch_problems", "n", "seed"]
@@ -134,20 +134,29 @@ def run_history(configs: list[Config], labels: Sequence[dict[str, object]] | Non
     return history[[*front, *[c for c in history.columns if c not in front]]]
 
 
-def run_train_pass(configs: list[Config]) -> pd.DataFrame:
-    """Training-set pass counts of every finished run in `configs` up to its budget (the
-    interference histograms): the grid columns, then ``rollouts``, ``id``, ``correct``,
-    ``samples`` and ``pass_at_1``."""
+def run_counts(configs: list[Config], split: str, labels: Sequence[dict[str, object]] | None = None) -> pd.DataFrame:
+    """Per-problem correct counts of every finished run in `configs` up to its budget:
+    `split` ``validation`` (every evaluation, the data behind ``val_*``) or ``train_pass``
+    (the training problems at `evaluation.train_pass_rollouts`). Columns: the grid
+    columns, the `labels` columns (as in `run_history`), then ``step``, ``rollouts``,
+    ``id``, ``correct``, ``samples``."""
+    labels = labels or [{} for _ in configs]
     frames = []
-    for run in configs:
+    for run, label in zip(configs, labels):
         folder = run_folder(run)
         status = read_status(folder)
         if status and status["status"] == "finished":
-            table = read_train_pass(folder)
-            frames.append(table[table["rollouts"] <= run.train.budget].assign(**_grid_row(run)))
-    columns = [*GRID_COLUMNS, "rollouts", "id", "correct", "samples"]
-    table = pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
-    return table.assign(pass_at_1=table["correct"] / table["samples"])
+            table = read_counts(folder, split)
+            frames.append(table[table["rollouts"] <= run.train.budget].assign(**_grid_row(run), **label))
+    columns = [*GRID_COLUMNS, *labels[0], *COUNT_COLUMNS] if labels else [*GRID_COLUMNS, *COUNT_COLUMNS]
+    return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+
+
+def run_train_pass(configs: list[Config]) -> pd.DataFrame:
+    """`run_counts` of the training problems (the interference histograms), with
+    ``pass_at_1`` = correct / samples."""
+    table = run_counts(configs, "train_pass")
+    return table.drop(columns="step").assign(pass_at_1=table["correct"] / table["samples"])
 
 
 def execute_run(config: Config) -> dict[str, str | None]:

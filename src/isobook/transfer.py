@@ -1,8 +1,9 @@
 """Finished runs' policies scored on other sets' validation splits (the mixtures study,
 paper Figure 15): does training on hard problems forget easy ones, does very-easy data help?
 
-    from isobook.transfer import transfer_scores
+    from isobook.transfer import transfer_counts, transfer_scores
     scores = transfer_scores(configs, ["easy", "hard", "veryeasy"])   # one row per (policy, set)
+    counts = transfer_counts(configs, ["easy", "hard"])               # one row per (policy, set, problem)
 
 Scores use the same estimators, samples and seed as a run's own evaluation, on the first
 `evaluation.validation_problems` problems of each set's validation split. The base model
@@ -21,7 +22,7 @@ import pandas as pd
 
 from isobook.base_model import ensure_base_model
 from isobook.config import Config, fingerprint
-from isobook.evaluation import score_validation
+from isobook.evaluation import correct_counts, validation_scores
 from isobook.pipeline import prepare_sets, sets_id
 from isobook.rollout import inference_engine
 from isobook.run_store import base_scores_path, read_status, run_folder, run_name
@@ -34,8 +35,22 @@ from isobook.trainer import step_seed
 def transfer_scores(configs: list[Config], set_names: Sequence[str]) -> pd.DataFrame:
     """avg@k, best@k, worst@k (columns ``val_*``) of the base model and of every finished
     run's final policy in `configs`, on each set in `set_names`: one row per (``run``,
-    ``train_set``, ``n``, ``rollouts``, ``set``). Scores are kept beside each policy
-    (``transfer-<set>-<hash>.json``) and reused while the policy is unchanged."""
+    ``train_set``, ``n``, ``rollouts``, ``set``), the means of `transfer_counts`."""
+    counts = transfer_counts(configs, set_names)
+    ev = configs[0].evaluation
+    identity = ["run", "train_set", "n", "rollouts", "set"]
+    rows = [{**dict(zip(identity, key)), **validation_scores(part["correct"].to_numpy(), ev.samples, ev.k)}
+            for key, part in counts.groupby(identity, sort=False)]
+    return pd.DataFrame(rows)
+
+
+def transfer_counts(configs: list[Config], set_names: Sequence[str]) -> pd.DataFrame:
+    """Per-problem correct counts of the base model and of every finished run's final
+    policy in `configs` on each set in `set_names`: one row per (``run``, ``train_set``,
+    ``n``, ``rollouts``, ``set``, ``id``) with ``correct`` and ``samples``. Every policy
+    draws with the same seed, so counts pair problem by problem across policies. Counts
+    are kept beside each policy (``transfer-<set>-<hash>.json``) and reused while the
+    policy is unchanged."""
     if not configs:
         raise ValueError("configs: at least one run config is needed")
     first = configs[0]
@@ -58,17 +73,20 @@ def transfer_scores(configs: list[Config], set_names: Sequence[str]) -> pd.DataF
     def validation(name: str) -> list[Problem]:  # read on first need, once
         return problems_of(datasets.load_from_disk(str(folder / name))["validation"])[: ev.validation_problems]
 
-    rows = []
+    frames = []
     for identity, weights, cache in policies:
         engine = None
         for name in set_names:
             path = cache / cache_names[name]
             cached = json.loads(path.read_text()) if path.is_file() else None
-            if cached is None or cached["rollouts"] != identity["rollouts"]:
+            # Kept by an older store without per-problem counts, or for an earlier policy: score again.
+            if cached is None or "correct" not in cached or cached["rollouts"] != identity["rollouts"]:
                 if engine is None:
                     engine, _ = inference_engine(first, weights)
-                scores = score_validation(engine, task, validation(name), ev, sampling, seed)
-                cached = {"rollouts": identity["rollouts"], "scores": scores}
+                correct = correct_counts(engine, task, validation(name), ev.samples, sampling, seed)
+                cached = {"rollouts": identity["rollouts"], "correct": [int(c) for c in correct]}
                 atomic_write_text(json.dumps(cached), path)
-            rows.append({**identity, "set": name, **cached["scores"]})
-    return pd.DataFrame(rows)
+            ids = [problem.id for problem in validation(name)]
+            frames.append(pd.DataFrame({**identity, "set": name, "id": ids, "correct": cached["correct"],
+                                        "samples": ev.samples}))
+    return pd.concat(frames, ignore_index=True)
