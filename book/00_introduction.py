@@ -37,12 +37,14 @@ import pandas as pd
 
 from isobook.book import chapter_config
 from isobook.charts import histogram_chart, use_offline_renderer
+from isobook.pages import table
 from isobook.pipeline import prepare_sets
 
 use_offline_renderer()
 config = chapter_config(params, overrides)
-sets = prepare_sets(config)
-summary = sets.summary
+
+# %%
+summary = prepare_sets(config).summary
 
 # %% [markdown]
 # ## The base model and its problems
@@ -51,19 +53,19 @@ summary = sets.summary
 # Qwen2 on chain arithmetic (`7a+5b-3c+8=` answered `a+5=12;b-3=9;c+8=17#17`) from a
 # teacher that slips on carry and borrow steps. The base model inherits those slips as
 # probabilities: a skill RL can sharpen. A pool of problems is profiled with avg@16 under
-# the base model, and the paper's sets are binned from it.
+# the base model, and the paper's sets are binned from it (the paper's rules, Figure 2).
 
 # %%
-pd.DataFrame({
+table(pd.DataFrame({
     "base model": [summary["base_model"].split("/")[-1]],
     "parameters": [summary["parameters"]],
     "pool problems": [summary["pool_size"]],
     "hard problems with pass@16 > 0": [summary["hard_pass_at_k_positive"]],
     "stability r (final vs earlier checkpoint)": [summary["stability"].get("pearson")],
-})
+}))
 
 # %%
-pd.DataFrame(summary["sets"]).T.rename_axis("set")
+table(pd.DataFrame(summary["sets"]).T.rename_axis("set").reset_index())
 
 # %% [markdown]
 # ## Figure 2: how hard the pool is for the base model
@@ -75,4 +77,4 @@ histogram = pd.DataFrame({
     "problems": summary["histogram"]["problems"],
 })
 histogram_chart(histogram, f"avg@{samples}", "problems",
-                title=f"Problems per avg@{samples} under the base model ({summary['pool_size']} problems)")
+                title=f"Problems per avg@{samples} under the base model ({summary['pool_size']:,} problems)")

@@ -9,77 +9,78 @@
 # %% [markdown]
 # # Data: how many problems, and which
 #
-# Two questions about the training set (paper Figures 14-15). **Size**: with few distinct
-# problems every extra rollout revisits the same ones, so the paper's frontier with
-# $D = 500$ stops at a smaller $n$ than with $D = 6\mathrm{k}$ (larger $n$ even degrades).
-# **Skew**: trained on mixtures of hard, easy and very easy problems, larger $n$ wins past
-# a data-dependent compute threshold on most validation sets, all-hard training forgets
-# easy problems, and very easy data does not help. We train on a small slice of the easy
-# set beside the full set, and on the hard set and two mixtures, then score every final
-# policy on the easy, hard and very easy validation splits.
+# Two questions about the training set (paper Figures 14-15). **Size**: with
+# few distinct problems every extra rollout revisits the same ones, so the paper's frontier
+# with $D = 500$ stops at a smaller $n$ than with $D = 6\mathrm{k}$ (larger $n$ even
+# degrades). **Skew**: trained on mixtures of hard, easy and very easy problems, larger $n$
+# wins past a data-dependent compute threshold on most validation sets, all-hard training
+# forgets easy problems, and very easy data does not help. We train on a small slice of the
+# easy set beside the full set, and on the hard set and two mixtures, then score every
+# final policy on the easy, hard and very easy validation splits.
+#
+# **How the verdicts are decided.** Every policy scores each validation split with the
+# same random numbers, so policies compare problem by problem (95% paired bootstrap over
+# that split's problems); a difference inside its interval is a tie. "Very easy data does
+# not help" is a claim of no gain: a tie is what it predicts, a resolved loss confirms it,
+# a resolved gain refutes it.
 
 # %% tags=["parameters"]
 params = "params/cpu.yaml"  # a preset from params/; the grid is its sweep section
 # Overrides as on the command line: a list of "section.field=value" strings.
 overrides = []
 budget = None  # rollouts per run; None keeps the params file's sweep.budget
-metric = "val_avg@4"
 data_fraction = 0.125  # the small training set's share of the easy set (paper: 500 of 6k)
 
 # %%
 import datasets
-import numpy as np
 import pandas as pd
 
 from isobook.book import chapter_config
 from isobook.charts import curves_chart, panels, use_offline_renderer
-from isobook.evaluation import tie_tolerance
-from isobook.frontier import measured_frontier
+from isobook.evaluation import metric_name
+from isobook.findings import greater, not_measured, optimum_above, optimum_of, problem_scores, wins_on_most
+from isobook.pages import FindingsTable, runs_note, scale, table
 from isobook.pipeline import prepare_sets
-from isobook.sweeps import grid_run, run_configs, run_points
-from isobook.transfer import transfer_scores
+from isobook.sweeps import grid_run, run_configs, run_counts, run_points
+from isobook.transfer import transfer_counts
 
 use_offline_renderer()
 config = chapter_config(params, overrides, budget)
+avg = metric_name("avg", config.evaluation)
 batch_problems = config.sweep.batch_problems[0]
 n_values = [n for n in config.sweep.rollouts_per_problem if batch_problems * n <= config.sweep.max_batch]
 small_n, large_n = min(n_values), max(n_values)
-sets_folder = prepare_sets(config).folder
-easy_size = datasets.load_from_disk(str(sets_folder / "easy"))["train"].num_rows
-small_size = max(batch_problems, round(easy_size * data_fraction))
-tolerance = tie_tolerance(config.evaluation)
 
 # %% [markdown]
 # ## Data size (Figure 14)
 #
-# The full easy set and its first `small_size` problems, at the smallest and the largest
-# $n$ of the grid ($B_p$ fixed at the grid's first value). The full-set runs are chapter
-# 02's.
+# The full easy set and a small slice of it (its first problems), at the smallest and the
+# largest $n$ of the grid ($B_p$ fixed at the grid's first value). The full-set runs are
+# chapter 02's.
 
 # %%
-sizes = {"full": [], "small": [f"train.data_size={small_size}"]}
+sets_folder = prepare_sets(config).folder
+easy_size = datasets.load_from_disk(str(sets_folder / "easy"))["train"].num_rows
+small_size = max(batch_problems, round(easy_size * data_fraction))
+sizes = {f"full (D = {easy_size:,})": [], f"small (D = {small_size:,})": [f"train.data_size={small_size}"]}
 size_runs, size_labels = [], []
 for label, changes in sizes.items():
     for n in (small_n, large_n):
         size_runs.append(grid_run(config, "easy", batch_problems, n, changes))
-        size_labels.append({"data": f"{label} (D = {easy_size if label == 'full' else small_size})"})
+        size_labels.append({"data": label})
 # The mixture runs of the next section, trained now with these (one pool keeps both cores busy).
 mixture_runs = [grid_run(config, "hard", batch_problems, small_n), grid_run(config, "hard", batch_problems, large_n),
                 grid_run(config, "mix-dual", batch_problems, small_n),
                 grid_run(config, "mix-dual", batch_problems, large_n),
                 grid_run(config, "mix-tri", batch_problems, large_n)]
-run_configs(size_runs + mixture_runs, config, show_progress=False)
+outcomes = run_configs(size_runs + mixture_runs, config, show_progress=False)
 size_points = run_points(size_runs, config.evaluation.k, size_labels)
-panels([curves_chart(part, metric, title=f"easy, {data}, B_p = {batch_problems}")
-        for data, part in size_points.groupby("data")])
+size_counts = run_counts(size_runs, "validation", size_labels)
+runs_note(outcomes)
 
 # %%
-compute = np.log2(sorted(size_points.loc[size_points["rollouts"] > 0, "rollouts"].unique()))
-size_frontiers = {data: measured_frontier(part, compute, by=["n"], metric=metric)
-                  for data, part in size_points.groupby("data")}
-size_table = pd.concat({data: edge.set_index("rollouts")[["n", "reward"]] for data, edge in size_frontiers.items()},
-                       axis=1).iloc[::2]
-size_table
+panels([curves_chart(part, avg, title=f"easy, {data}, B_p = {batch_problems}")
+        for data, part in size_points.groupby("data", sort=False)])
 
 # %% [markdown]
 # ## Mixtures (Figure 15)
@@ -89,46 +90,32 @@ size_table
 # and the base model, on three validation splits.
 
 # %%
-transfer = transfer_scores(mixture_runs, ["easy", "hard", "veryeasy"])
-transfer_table = transfer.pivot_table(index=["train_set", "n"], columns="set", values=metric)
-transfer_table
+validation_sets = ["easy", "hard", "veryeasy"]
+transfer = transfer_counts(mixture_runs, validation_sets)
+scores = {name: problem_scores(part, ["train_set", "n"], avg) for name, part in transfer.groupby("set")}
+table(pd.DataFrame([{"trained on": "base model" if t == "-" else t, "n": n,
+                     **{f"{avg} on {name}": scores[name][(t, n)].mean() for name in validation_sets}}
+                    for t, n in scores[validation_sets[0]].columns]))
 
 # %% [markdown]
 # ## Findings at our scale
 
 # %%
-rows = []
-full_key = next((d for d in size_frontiers if d.startswith("full")), None)
-small_key = next((d for d in size_frontiers if d.startswith("small")), None)
-if full_key and small_key and not size_frontiers[full_key].empty and not size_frontiers[small_key].empty:
-    full_edge, small_edge = size_frontiers[full_key], size_frontiers[small_key]
-    full_final = size_points[(size_points["data"] == full_key) & (size_points["n"] == large_n)][metric].iloc[-1]
-    small_final = size_points[(size_points["data"] == small_key) & (size_points["n"] == large_n)][metric].iloc[-1]
-    small_n_star, full_n_star = small_edge["n"].iloc[-1], full_edge["n"].iloc[-1]
-    rows.append({"finding": "a small training set stops the frontier at a smaller n (Fig. 14)",
-                 "measured": f"n* at {full_edge['rollouts'].iloc[-1]:,.0f} rollouts: {small_n_star} with D = {small_size}, "
-                             f"{full_n_star} with D = {easy_size}; {metric} at n = {large_n}: "
-                             f"{small_final:.3f} vs {full_final:.3f}",
-                 "verdict": "reproduced" if small_n_star < full_n_star else
-                            ("partly" if small_final < full_final - tolerance else "not reproduced")})
-scores = transfer_table
-if ("-", 0) in scores.index and ("hard", large_n) in scores.index:
-    base_easy, hard_easy = scores.loc[("-", 0), "easy"], scores.loc[("hard", large_n), "easy"]
-    rows.append({"finding": "training on hard problems only forgets easy ones (Fig. 15)",
-                 "measured": f"easy {metric}: base {base_easy:.3f}, after hard-only training (n = {large_n}) "
-                             f"{hard_easy:.3f}",
-                 "verdict": "reproduced" if hard_easy < base_easy - tolerance else "not reproduced"})
-if ("mix-tri", large_n) in scores.index and ("mix-dual", large_n) in scores.index:
-    tri, dual = scores.loc[("mix-tri", large_n)], scores.loc[("mix-dual", large_n)]
-    rows.append({"finding": "very easy data does not help (Fig. 15)",
-                 "measured": "mix-tri vs mix-dual at n = " + str(large_n) + ": "
-                             + ", ".join(f"{s} {tri[s]:.3f} vs {dual[s]:.3f}" for s in scores.columns),
-                 "verdict": "reproduced" if (tri["hard"] <= dual["hard"] + tolerance) else "not reproduced"})
-if ("mix-dual", small_n) in scores.index and ("mix-dual", large_n) in scores.index:
-    wins = [s for s in scores.columns if scores.loc[("mix-dual", large_n), s] > scores.loc[("mix-dual", small_n), s]]
-    rows.append({"finding": "on a mixture, larger n wins on most validation sets at the budget (Fig. 15)",
-                 "measured": f"mix-dual, n = {large_n} beats n = {small_n} on {len(wins)} of {len(scores.columns)} "
-                             f"sets ({', '.join(wins) or 'none'})",
-                 "verdict": "reproduced" if 2 * len(wins) > len(scores.columns) else
-                            ("partly" if wins else "not reproduced")})
-pd.DataFrame(rows).style.hide(axis="index")
+full_label, small_label = sizes
+findings = [optimum_above((full_label, *optimum_of(size_counts[size_counts["data"] == full_label], ["n"], avg)),
+                          (small_label, *optimum_of(size_counts[size_counts["data"] == small_label], ["n"], avg)),
+                          f"a small training set stops the frontier at a smaller n (Fig. 14; n in {{{small_n}, "
+                          f"{large_n}}}, {config.sweep.budget:,} rollouts)")]
+easy, hard = scores["easy"], scores["hard"]
+claim = "training on hard problems only forgets easy ones (Fig. 15)"
+findings.append(greater(easy[("-", 0)], easy[("hard", large_n)], claim, ("base model", f"hard-only, n = {large_n}"),
+                        f"{avg} on easy") if ("hard", large_n) in easy else not_measured(claim, "no hard-set run"))
+claim = "very easy data does not help: mix-tri does not beat mix-dual on hard (Fig. 15)"
+findings.append(greater(hard[("mix-tri", large_n)], hard[("mix-dual", large_n)], claim,
+                        (f"mix-tri, n = {large_n}", f"mix-dual, n = {large_n}"), f"{avg} on hard", claimed=-1)
+                if {("mix-tri", large_n), ("mix-dual", large_n)} <= set(hard) else not_measured(claim, "no mixture runs"))
+claim = "on a mixture, larger n wins on most validation sets at the budget (Fig. 15)"
+pairs = {name: (s[("mix-dual", large_n)], s[("mix-dual", small_n)]) for name, s in scores.items()
+         if {("mix-dual", large_n), ("mix-dual", small_n)} <= set(s)}
+findings.append(wins_on_most(pairs, claim, (f"mix-dual n = {large_n}", f"n = {small_n}"), avg))
+FindingsTable(findings, "05_data", scale(config))

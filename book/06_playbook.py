@@ -9,126 +9,146 @@
 # %% [markdown]
 # # Putting it together: the joint sweep and the playbook
 #
-# Now all three of $B_p$, $n$ and $M$ are free (paper Figures 10-11): every grid point with
-# $B_p n \le B_{max}$, one run each, on the easy set. The paper finds that $n^*(C)$ is still
-# a rising sigmoid, that the $B_p$ on the frontier jumps around but matters little, and
-# distils a workflow: choose $n$ from the sigmoid for the budget, set $B_p$ moderate, give
-# $M$ the rest. We fit that rule, test it on a budget it never saw (fit on budgets up to
-# $C/4$, predict at $C$), and end with the playbook in our numbers.
+# Now all three of $B_p$, $n$ and $M$ are free (paper Figures 10-11): every
+# grid point with $B_p n \le B_{max}$, one run each, on the easy set. The paper finds that
+# $n^*(C)$ is still a rising sigmoid, that the $B_p$ on the frontier jumps around but
+# matters little, and distils a workflow: choose $n$ from the sigmoid for the budget, set
+# $B_p$ moderate, give $M$ the rest. We fit that rule, test it on a budget it never saw
+# (fit on budgets up to $C/4$, predict at $C$), and end with the playbook in our numbers.
+#
+# **How the verdicts are decided.** As in chapters 02-03: runs compare problem by problem
+# on the same validation problems (95% paired bootstrap); an optimum comes with the
+# candidates within noise of it, and the planner's regret with its interval.
 
 # %% tags=["parameters"]
 params = "params/cpu.yaml"  # a preset from params/; the grid is its sweep section
 # Overrides as on the command line: a list of "section.field=value" strings.
 overrides = []
 budget = None  # rollouts per run; None keeps the params file's sweep.budget
-metric = "val_avg@4"
 
 # %%
 from dataclasses import replace
 
 import numpy as np
 import pandas as pd
+from IPython.display import display
 
 from isobook.book import chapter_config
 from isobook.charts import curves_chart, frontier_chart, optimal_chart, use_offline_renderer
-from isobook.frontier import fit_curves, fit_optimal, frontier, measured_frontier, sensitivity_spread
+from isobook.evaluation import metric_name, power_of_two_budgets
+from isobook.findings import (n_star_grows, not_measured, optima_by_budget, planner_regret, problem_scores,
+                              spread_comparison)
+from isobook.frontier import analyse_frontier
+from isobook.pages import FindingsTable, note, runs_note, scale, table
 from isobook.planner import held_out_check, plan
-from isobook.sweeps import run_sweep, sweep_points
+from isobook.sweeps import run_counts, run_sweep, sweep_configs, sweep_points
 
 use_offline_renderer()
 config = chapter_config(params, overrides, budget)
+avg = metric_name("avg", config.evaluation)
 set_name = config.sweep.sets[0]
 grid = replace(config, sweep=replace(config.sweep, sets=(set_name,)))
-outcomes = run_sweep(grid, show_progress=False)
-points = sweep_points(grid).assign(**{"B_p, n": lambda t: t["batch_problems"].astype(str) + ", " + t["n"].astype(str)})
-outcomes[["set", "batch_problems", "n", "status"]]
+budgets = power_of_two_budgets(config.evaluation, config.sweep.budget)
 
 # %%
-curves_chart(points, metric, color="B_p, n", title=f"{set_name}: every (B_p, n) of the grid")
+outcomes = run_sweep(grid, show_progress=False)
+points = sweep_points(grid)
+counts = run_counts(sweep_configs(grid), "validation")
+runs_note(outcomes)
+
+# %% [markdown]
+# ## Every (B_p, n) of the grid
+
+# %%
+curves_chart(points.assign(**{"B_p x n": points["batch_problems"].astype(str) + " x " + points["n"].astype(str)}),
+             avg, color="B_p x n", title=f"{set_name}: every (B_p, n) of the grid")
 
 # %% [markdown]
 # ## The joint frontier: n* and B_p* along it
 
 # %%
-fits = fit_curves(points, by=["n", "batch_problems"], metric=metric)
-lowest = np.log2(points.loc[points["rollouts"] > 0, "rollouts"].min())
-compute = np.arange(lowest, np.log2(config.sweep.budget) + 1e-9, 0.25)
-edge = frontier(fits, compute, by=["n", "batch_problems"])
-measured = measured_frontier(points, compute, by=["n", "batch_problems"], metric=metric)
-n_star = fit_optimal(measured) if measured["n"].nunique() > 1 and len(measured) >= 3 else None
-frontier_chart(fits, edge, metric, title=f"{set_name}: joint frontier coloured by n*")
+analysis = analyse_frontier(points, ["n", "batch_problems"], avg, config.sweep.budget)
+frontier_chart(analysis.fits, analysis.fitted, avg, title=f"{set_name}: joint frontier coloured by n*")
 
 # %%
-optimal_chart(measured, n_star, title="log2 n* (measured) vs rollouts, sigmoid fit") if n_star else "n* never changes"
+optimal_chart(analysis.fitted, analysis.n_star, title="log2 n* vs rollouts, sigmoid fit") if analysis.n_star \
+    else note(analysis.why_no_fit)
+
+# %% [markdown]
+# The best $(B_p, n)$ at each power-of-two budget, each run read at its latest evaluation
+# within it, with the $n$ within noise of the best:
 
 # %%
-measured[["rollouts", "n", "batch_problems", "reward"]].rename(
-    columns={"n": "n*", "batch_problems": "B_p*", "reward": metric}).iloc[::2]
+optima = optima_by_budget(counts, ["batch_problems", "n"], avg, budgets)
+table(optima[["rollouts", "batch_problems", "n", "score", "within noise", "lead", "candidates"]],
+      rename={"batch_problems": "B_p*", "n": "n*", "score": avg, "within noise": "n within noise",
+              "lead": "lead over runner-up", "candidates": "runs compared"})
 
 # %% [markdown]
 # ## The planner and a budget it never saw
 #
 # At the grid's first $B_p$ (the one with the most $n$ values), fit $n^*$ on the frontier up
-# to a quarter of the sweep's budget, predict $n$ at the budget, and compare the reward of
-# that choice with the best curve's.
+# to a quarter of the sweep's budget, predict $n$ at the budget, and compare that choice
+# with the best $n$ there.
 
 # %%
 batch_problems = config.sweep.batch_problems[0]
-row_fits = {(n,): fit for (n, bp), fit in fits.items() if bp == batch_problems}
+row_fits = {(n,): fit for (n, bp), fit in analysis.fits.items() if bp == batch_problems}
 try:
     check = held_out_check(row_fits, config.sweep.budget)
-except ValueError as error:  # too few points below C/4, or n* flat there
-    check = {"error": str(error)}
-pd.Series(check)
+    display(note(f"Fitted on budgets up to {config.sweep.budget // 4:,} rollouts, the planner predicts "
+                 f"n = {check['predicted_n']:.0f} at {config.sweep.budget:,}; the fitted frontier's n* there is "
+                 f"{check['measured_n']:.0f}."))
+except ValueError as error:  # too few frontier points below C/4, or no curve reaching C
+    check = None
+    display(note(f"The planner cannot be checked on this grid: {error}."))
 
 # %%
-n_values = sorted({n for n, _ in fits})
-plans = pd.DataFrame([vars(plan(2**e, n_star, batch_problems, n_values))
-                      for e in range(int(np.ceil(lowest)), int(np.log2(config.sweep.budget)) + 3)]) if n_star else None
-plans
+n_values = sorted({n for n, _ in analysis.fits})
+top = int(np.log2(config.sweep.budget))
+plans = pd.DataFrame([vars(plan(2**e, analysis.n_star, batch_problems, n_values))
+                      for e in range(top - 3, top + 3) if 2**e >= batch_problems * max(n_values)]) \
+    if analysis.n_star else None
+table(plans.rename(columns={"budget": "budget (rollouts)", "batch_problems": "B_p", "steps": "M (updates)"})) \
+    if plans is not None else note("No sigmoid of n* to plan with: " + analysis.why_no_fit)
 
 # %% [markdown]
-# ## Findings at our scale, and the playbook in our numbers
+# ## Findings at our scale
 
 # %%
-final = points[points["rollouts"] == config.sweep.budget]
-spread = sensitivity_spread(final, metric)
-rows = []
-if not measured.empty:
-    first, last = int(measured["n"].iloc[0]), int(measured["n"].iloc[-1])
-    rows.append({"finding": "with B_p, n and M all free, n*(C) still rises (Fig. 10)",
-                 "measured": f"measured n* {first} at {measured['rollouts'].iloc[0]:,.0f} rollouts -> {last} at "
-                             f"{measured['rollouts'].iloc[-1]:,.0f}",
-                 "verdict": "reproduced" if last > first else "not reproduced"})
-    rows.append({"finding": "B_p on the frontier matters little (Fig. 11)",
-                 "measured": f"B_p* takes {measured['batch_problems'].nunique()} values along the frontier; final "
-                             f"{metric} spread {spread['over_batch_problems']:.3f} over B_p vs "
-                             f"{spread['over_n']:.3f} over n",
-                 "verdict": "reproduced" if spread["over_batch_problems"] < spread["over_n"] else "not reproduced"})
-if "regret" in check:
-    rows.append({"finding": "the planner, fitted on budgets up to C/4, picks a near-optimal n at C",
-                 "measured": f"C = {check['budget']:,.0f}: predicted n {check['predicted_n']:.0f}, measured n* "
-                             f"{check['measured_n']:.0f}, regret {check['regret']:.3f} {metric}",
-                 "verdict": "reproduced" if check["regret"] <= 0.01 else "not reproduced"})
-findings = pd.DataFrame(rows)
-findings.style.hide(axis="index")
+final = problem_scores(counts, ["batch_problems", "n"], avg, rollouts=config.sweep.budget)
+row = counts[counts["batch_problems"] == batch_problems]
+findings = [
+    n_star_grows(optima, f"{set_name}: with B_p, n and M all free, n*(C) still rises (Fig. 10)"),
+    spread_comparison(final, f"{set_name}: B_p on the frontier matters little, less than n (Fig. 11)", avg),
+]
+claim = (f"the planner, fitted on budgets up to C/4, picks a near-optimal n at C = {config.sweep.budget:,} "
+         f"(B_p = {batch_problems})")
+findings.append(planner_regret(problem_scores(row, ["n"], avg, rollouts=config.sweep.budget),
+                               int(check["predicted_n"]), claim, avg) if check
+                else not_measured(claim, "too little frontier below C/4 to fit n*"))
+FindingsTable(findings, "06_playbook", scale(config))
+
+# %% [markdown]
+# ## The playbook in our numbers
+#
+# The paper's workflow, each rule beside what this book measured at its scale (the
+# findings above, and chapters 02-03 for each set).
 
 # %%
-top = measured.iloc[-1] if not measured.empty else None
-playbook = pd.DataFrame([
+last = optima.iloc[-1] if not optima.empty else None
+table(pd.DataFrame([
     {"rule": "Count compute in rollouts, C = B_p n M; one run per (B_p, n) gives every budget on its curve.",
-     "our numbers": f"{len(outcomes)} runs of {config.sweep.budget:,} rollouts cover budgets "
-                    f"{2 ** lowest:,.0f} to {config.sweep.budget:,}"},
+     "in our numbers": f"{len(outcomes)} runs of {config.sweep.budget:,} rollouts cover budgets "
+                       f"{budgets[0]:,} to {budgets[-1]:,}"},
     {"rule": "Choose n from the fitted sigmoid of n*(C) at your budget; it grows with C and saturates.",
-     "our numbers": (f"n* = {int(top['n'])} at {top['rollouts']:,.0f} rollouts" if top is not None else "no frontier")
-                    + (f"; planner: n = {plans['n'].iloc[-1]} at {plans['budget'].iloc[-1]:,}" if plans is not None
-                       else "; n* flat over our budgets")},
+     "in our numbers": (f"n* = {last['n']} at {last['rollouts']:,} rollouts, n within noise "
+                        f"{{{', '.join(str(v) for v in last['within noise'])}}}; " if last is not None else "")
+                       + f"n*(C): {findings[0].verdict}"},
     {"rule": "Set B_p moderate: it matters less than n.",
-     "our numbers": f"spread over B_p {spread['over_batch_problems']:.3f} vs over n {spread['over_n']:.3f} "
-                    f"(final {metric})"},
+     "in our numbers": f"{findings[1].measured} ({findings[1].verdict})"},
     {"rule": "Give M, the number of updates, the rest of the budget.",
-     "our numbers": f"M = C / (B_p n), e.g. {config.sweep.budget:,} / ({int(top['batch_problems'])} x {int(top['n'])}) = "
-                    f"{config.sweep.budget // (int(top['batch_problems']) * int(top['n']))} updates"
-                    if top is not None else "-"},
-])
-playbook.style.hide(axis="index")
+     "in our numbers": (f"M = C / (B_p n) = {config.sweep.budget:,} / ({last['batch_problems']} x {last['n']}) = "
+                        f"{config.sweep.budget // (int(last['batch_problems']) * int(last['n'])):,} updates"
+                        if last is not None else "-")},
+]))

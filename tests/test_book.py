@@ -65,11 +65,46 @@ def test_every_chapter_renders_its_charts_and_math_offline_in_chromium(built) ->
         for chapter in chapters():
             page.goto((index.parent / f"{chapter}.html").as_uri())
             page.wait_for_load_state("load")
+            sources = page.eval_on_selector_all("img[src$='.svg']", "images => images.map(i => i.src)")
             widths = page.eval_on_selector_all("img[src$='.svg']", "images => images.map(i => i.naturalWidth)")
-            assert widths and all(width > 0 for width in widths), chapter  # every chart drawn
+            assert widths and all(width > 0 for width in widths), chapter  # every chart loaded
+            for source in sources:  # and every one has drawn marks (a chart of no data is a bare frame)
+                drawn = Path(source.removeprefix("file://")).read_text()
+                assert drawn.count('role="graphics-symbol"') + drawn.count('role="graphics-object"') > 0, source
             page.wait_for_selector("mjx-container", timeout=30_000)  # MathJax typeset the formulas
+            inputs = page.query_selector_all(".cell_input")
+            assert inputs and not any(cell.is_visible() for cell in inputs), chapter  # code behind a toggle
+            assert not page.query_selector_all(".tag_parameters, .tag_injected-parameters"), chapter
+            assert "smoke.yaml" not in page.inner_text("main"), chapter  # no parameters cell on the page
+        page.goto(index.as_uri())
+        page.wait_for_load_state("load")
+        links = page.eval_on_selector_all("table.isobook-findings a", "links => links.map(a => a.getAttribute('href'))")
+        with_findings = [f"{Path(c).name}.html" for c in chapters() if Path(c).name != "00_introduction"]
+        assert sorted(set(links)) == sorted(with_findings)  # a link per chapter that states findings
+        verdicts = page.eval_on_selector_all("table.isobook-findings td[style*='background-color']",
+                                             "cells => cells.map(c => c.innerText)")
+        assert verdicts and set(verdicts) <= {"reproduced", "partly", "tie", "not reproduced", "not measured"}
         browser.close()
     assert fetched == []
+
+
+def test_a_chapter_opened_in_book_finds_the_repositorys_params_and_outputs() -> None:
+    """JupyterLab starts a chapter's kernel in book/: each chapter's first cells (its
+    parameters and its set-up cell) must still read params/ and aim at outputs/ of the
+    repository, not book/params or book/outputs."""
+    import jupytext
+    import nbclient
+    from nbformat.v4 import new_code_cell
+
+    for chapter in chapters():
+        notebook = jupytext.read(ROOT / f"{chapter}.py")
+        code = [i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
+        notebook.cells = [notebook.cells[i] for i in code[:2]] + [new_code_cell(
+            "import json, os\nprint(json.dumps({'cwd': os.getcwd(), 'outputs': config.system.outputs}))")]
+        nbclient.NotebookClient(notebook, kernel_name="python3", timeout=300,
+                                resources={"metadata": {"path": str(ROOT / "book")}}).execute()
+        printed = json.loads(notebook.cells[-1].outputs[-1]["text"])
+        assert printed == {"cwd": str(ROOT / "book"), "outputs": str(ROOT / "outputs")}, chapter
 
 
 def test_a_chapter_rerun_with_a_larger_budget_extends_its_runs(built, tmp_path: Path) -> None:

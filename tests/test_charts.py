@@ -38,3 +38,17 @@ def test_histogram_chart_draws_one_bar_per_value() -> None:
     table = pd.DataFrame({"avg@16": ["0.0000", "0.0625", "0.1250"], "problems": [5, 3, 1]})
     drawn = svg(histogram_chart(table, "avg@16", "problems"))
     assert drawn.count('role="graphics-symbol"') >= 3 and "0.0625" in drawn
+
+
+def test_compute_axes_tick_at_powers_of_two_and_legends_sort_numerically_with_formatted_values() -> None:
+    data = points()
+    data = data[(data["rollouts"] >= 600) & (data["rollouts"] <= 5000)]  # 724 to 4,096: ticks 512 ... 4,096
+    data = data.assign(lr=data["n"].map({2: 0.1 * 3e-3, 8: 1e-4, 32: 3e-3}))  # 0.1 * 3e-3 = 0.00030000000000000003
+    drawn = svg(curves_chart(data, "val_avg@4", color="lr"))
+    ticks = [">512<", ">1,024<", ">2,048<", ">4,096<"]
+    assert all(tick in drawn for tick in ticks) and ">600<" not in drawn and ">1,500<" not in drawn
+    legend = [label for label in (">0.0001<", ">0.0003<", ">0.003<") if label in drawn]
+    assert legend == [">0.0001<", ">0.0003<", ">0.003<"] and "0.00030000000000000003" not in drawn
+    assert drawn.index(">0.0001<") < drawn.index(">0.0003<") < drawn.index(">0.003<")  # numeric, not text, order
+    width = float(drawn.split('width="', 1)[1].split('"', 1)[0])
+    assert width <= 400  # one panel with its legend: two side by side fit the page column

@@ -70,7 +70,8 @@ def train_bandits(setup: BanditSetup, n: int, updates: int, record_every: int,
     """GRPO on the bandits for `updates` updates of `n` rollouts per drawn problem.
 
     Returns one row per recorded update (0 included): ``update``, ``rollouts`` (spent so
-    far) and ``suboptimality`` (1 - pass@1, averaged over problems and seeds)."""
+    far), ``suboptimality`` (1 - pass@1, averaged over problems and seeds) and
+    ``suboptimality_se`` (its standard error over seeds)."""
     if n < 2:
         raise ValueError(f"n: must be >= 2 (a group baseline needs two rollouts), got {n}")
     seeds, problems = setup.seeds, len(setup.start_pass)
@@ -78,8 +79,10 @@ def train_bandits(setup: BanditSetup, n: int, updates: int, record_every: int,
     rows = []
     for update in range(updates + 1):
         if update % record_every == 0 or update == updates:
+            per_seed = 1 - _softmax(logits)[..., 0].mean(axis=1)  # [S]
             rows.append({"update": update, "rollouts": update * setup.batch_problems * n,
-                         "suboptimality": float(1 - _softmax(logits)[..., 0].mean())})
+                         "suboptimality": float(per_seed.mean()),
+                         "suboptimality_se": float(per_seed.std(ddof=1) / np.sqrt(seeds)) if seeds > 1 else np.nan})
         if update == updates:
             break
         chosen = np.argsort(rng.random((seeds, problems)), axis=1)[:, : setup.batch_problems]  # [S, Bp]
@@ -99,7 +102,7 @@ def train_bandits(setup: BanditSetup, n: int, updates: int, record_every: int,
 def suboptimality_curves(setup: BanditSetup, n_values: list[int], budget: int, points: int = 24,
                          seed: int = 0) -> pd.DataFrame:
     """One curve per n at the same budget of rollouts: columns ``n``, ``update``,
-    ``rollouts``, ``suboptimality`` (about `points` rows per curve)."""
+    ``rollouts``, ``suboptimality``, ``suboptimality_se`` (about `points` rows per curve)."""
     frames = []
     for n in n_values:
         updates = budget // (setup.batch_problems * n)
@@ -108,7 +111,7 @@ def suboptimality_curves(setup: BanditSetup, n_values: list[int], budget: int, p
                              f"batch_problems={setup.batch_problems}")
         curve = train_bandits(setup, n, updates, max(1, updates // points), np.random.default_rng([seed, n]))
         frames.append(curve.assign(n=n))
-    return pd.concat(frames, ignore_index=True)[["n", "update", "rollouts", "suboptimality"]]
+    return pd.concat(frames, ignore_index=True)[["n", "update", "rollouts", "suboptimality", "suboptimality_se"]]
 
 
 def best_n(curves: pd.DataFrame, budgets: list[int]) -> pd.DataFrame:

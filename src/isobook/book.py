@@ -8,34 +8,65 @@ notebook, executed by papermill with ``params`` (and ``overrides``) injected aft
 those executed notebooks in ``<outputs>/book/src/`` and built to
 ``<outputs>/book/html/``. Runs come from the run store, so a rebuild with the same params
 re-executes the chapters without retraining.
+
+For the reader, each executed chapter is tagged (`tag_for_the_page`): code behind a
+toggle, parameters cells removed; the landing page (`landing_page`) is ``book/index.md``
+with the table of every chapter's findings, read from the executed notebooks.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import jupytext
+import nbformat
 import papermill
 import yaml
 from tqdm import tqdm
 
 from isobook.config import Config, load_config
+from isobook.pages import findings_of_notebook, landing_table
 
 ROOT = Path(__file__).resolve().parents[2]
 MATHJAX_VERSION = "3.2.2"
 # What tex-mml-chtml needs offline: the script, its fonts, and the parts it loads lazily.
 MATHJAX_PARTS = ("tex-mml-chtml.js", "input", "output/chtml/fonts", "a11y", "ui")
+FINDINGS_MARKER = "<!-- findings -->"  # the line of book/index.md the findings table replaces
+
+
+def project_root(start: Path | None = None) -> Path:
+    """The repository a chapter belongs to: the first folder from `start` (the working
+    directory) upwards holding ``_toc.yml`` and ``params/``; else this package's checkout."""
+    start = (start or Path.cwd()).resolve()
+    for folder in (start, *start.parents):
+        if (folder / "_toc.yml").is_file() and (folder / "params").is_dir():
+            return folder
+    return ROOT
 
 
 def chapter_config(params: str, overrides: list[str], budget: int | None = None) -> Config:
     """A chapter's config: the params file, its overrides and, if given, `budget` as the
-    sweep's rollouts per run (a larger budget extends the stored runs)."""
-    return load_config(params, [*overrides, *([f"sweep.budget={budget}"] if budget else [])])
+    sweep's rollouts per run (a larger budget extends the stored runs).
+
+    Relative paths (the params file when not found from the working directory, and
+    ``system.outputs``) are taken from `project_root`, so a chapter opened in JupyterLab,
+    whose kernel starts in ``book/``, reads ``params/`` and writes ``outputs/`` of the
+    repository, as papermill and ``isobook book`` do."""
+    root = project_root()
+    path = Path(params)
+    if not path.is_absolute() and not path.exists():
+        path = root / path
+    config = load_config(path, [*overrides, *([f"sweep.budget={budget}"] if budget else [])])
+    outputs = Path(config.system.outputs)
+    return config if outputs.is_absolute() else replace(config, system=replace(config.system,
+                                                                               outputs=str(root / outputs)))
 
 
 def chapters(root: Path = ROOT) -> list[str]:
@@ -58,8 +89,41 @@ def execute_chapters(params: str, overrides: list[str], outputs: Path, root: Pat
         papermill.execute_notebook(str(blank), str(target), parameters={"params": params, "overrides": overrides},
                                    cwd=str(root), kernel_name="python3", progress_bar=False)
         blank.unlink()
+        tag_for_the_page(target)
         executed.append(target)
     return executed
+
+
+def tag_for_the_page(notebook: Path) -> None:
+    """Jupyter Book tags for a reader: the parameters cells (the chapter's defaults and the
+    values papermill injected) are dropped from the page, every other code cell shows its
+    outputs with its code behind a toggle (``hide-input``) unless its tags say otherwise."""
+    content = nbformat.read(notebook, as_version=4)
+    for cell in content.cells:
+        if cell.cell_type != "code":
+            continue
+        tags = cell.metadata.setdefault("tags", [])
+        if {"parameters", "injected-parameters"} & set(tags):
+            tags.append("remove-cell")
+        elif not any(tag.startswith(("remove-", "hide-")) for tag in tags):
+            tags.append("hide-input")
+    nbformat.write(content, notebook)
+
+
+def landing_page(template: Path, notebooks: list[Path]) -> str:
+    """The book's index page: `template` with its ``<!-- findings -->`` line replaced by
+    the table of every finding of the executed chapters (`pages.landing_table`)."""
+    blocks, titles = [], {}
+    for notebook in notebooks:
+        content = json.loads(notebook.read_text())
+        blocks.extend(findings_of_notebook(content))
+        heading = next((line for cell in content["cells"] if cell["cell_type"] == "markdown"
+                        for line in "".join(cell["source"]).splitlines() if line.startswith("# ")), notebook.stem)
+        titles[notebook.stem] = heading.removeprefix("# ")
+    text = template.read_text()
+    if FINDINGS_MARKER not in text:
+        raise ValueError(f"{template}: no {FINDINGS_MARKER} line to put the findings table on")
+    return text.replace(FINDINGS_MARKER, landing_table(blocks, titles))
 
 
 def vendor_mathjax(folder: Path) -> Path | None:
@@ -110,7 +174,7 @@ def build_book(params: str, overrides: list[str], root: Path = ROOT) -> Path:
         sphinx = book_config.setdefault("sphinx", {}).setdefault("config", {})
         sphinx.update({"html_extra_path": ["_extra"], "mathjax_path": "../mathjax/tex-mml-chtml.js"})
     (source / "_config.yml").write_text(yaml.safe_dump(book_config, sort_keys=False))
-    shutil.copy(root / "book" / "index.md", source / "book" / "index.md")
+    (source / "book" / "index.md").write_text(landing_page(root / "book" / "index.md", notebooks))
     for notebook in notebooks:
         shutil.copy(notebook, source / "book" / notebook.name)
     build = outputs / "book" / "build"

@@ -3,10 +3,18 @@
 Charts render as static SVG (`use_offline_renderer`): Altair's default renderer loads Vega
 from a CDN and shows nothing offline, while SVG made locally by vl-convert displays the
 same in JupyterLab, in an executed notebook and in the built book, with no network.
-Compute axes are log2 rollouts, the unit the paper's fits use.
+
+Conventions a reader relies on: compute axes are log2 rollouts ticked at powers of two
+(``512``, ``1,024``, ...); categories (n, B_p, a recipe) get a categorical palette with
+legend entries in numeric order and numbers formatted (``0.0003``, not
+``0.00030000000000000003``); a chart is `WIDTH` pixels wide so that two side by side fit
+the book's page column.
 """
 
 from __future__ import annotations
+
+import math
+from collections.abc import Sequence
 
 import altair as alt
 import numpy as np
@@ -14,61 +22,88 @@ import pandas as pd
 
 from isobook.fits import SigmoidFit
 
+WIDTH, HEIGHT = 250, 170  # pixels of one panel; two panels and their legends fit a 720-pixel column
+PALETTE = "tableau10"
+
 
 def use_offline_renderer() -> None:
     """Render every chart of this session as inline SVG (no JavaScript, no CDN)."""
     alt.renderers.enable("svg")
 
 
+def compute_axis(rollouts: Sequence[float], title: str = "rollouts (C)") -> alt.X:
+    """A log2 x axis over `rollouts` (all > 0) ticked at the powers of two it spans."""
+    values = np.asarray(rollouts, dtype=float)
+    low, high = math.floor(math.log2(values.min())), math.ceil(math.log2(values.max()))
+    ticks = [2**e for e in range(low, high + 1)]
+    return alt.X("rollouts:Q", title=title, scale=alt.Scale(type="log", base=2, domain=[2**low, 2**high]),
+                 axis=alt.Axis(values=ticks, format=",", labelAngle=0 if len(ticks) <= 6 else -45))
+
+
+def category_labels(values: pd.Series) -> tuple[pd.Series, list[str]]:
+    """`values` as legend labels (numbers formatted with ``:g``) and the labels in
+    numeric (or first-seen) order."""
+    if pd.api.types.is_numeric_dtype(values):
+        labels = values.map(lambda v: f"{v:g}")
+        order = [f"{v:g}" for v in sorted(values.unique())]
+    else:
+        labels = values.astype(str)
+        order = list(dict.fromkeys(labels))
+    return labels, order
+
+
+def category_color(field: str, order: list[str], title: str) -> alt.Color:
+    """A categorical colour encoding of `field` with its legend in `order`."""
+    return alt.Color(f"{field}:N", title=title, sort=order, scale=alt.Scale(scheme=PALETTE, domain=order))
+
+
 def curves_chart(points: pd.DataFrame, metric: str, color: str = "n", title: str = "") -> alt.Chart:
     """Validation `metric` versus rollouts, one line per value of `color` (evaluation points
-    with rollouts > 0; the x axis is logarithmic)."""
-    data = points[points["rollouts"] > 0]
+    with rollouts > 0)."""
+    data = points[points["rollouts"] > 0].copy()
+    data["label"], order = category_labels(data[color])
     return alt.Chart(data, title=title).mark_line(point=True).encode(
-        x=alt.X("rollouts:Q", scale=alt.Scale(type="log", base=2), title="rollouts (C)"),
-        y=alt.Y(f"{metric}:Q", title=metric),
-        color=alt.Color(f"{color}:O", title=color, scale=alt.Scale(scheme="viridis")),
-    )
+        x=compute_axis(data["rollouts"]),
+        y=alt.Y(f"{metric}:Q", title=metric, scale=alt.Scale(zero=False)),
+        color=category_color("label", order, color),
+    ).properties(width=WIDTH, height=HEIGHT)
 
 
 def frontier_chart(fits: dict[tuple, SigmoidFit], edge: pd.DataFrame, metric: str, key: str = "n",
                    title: str = "") -> alt.LayerChart:
     """Fitted curves (thin, one per `key` value) under the compute-optimal frontier, whose
     points are coloured by the `key` value attaining it (n*)."""
-    rows = []
-    for curve, fit in fits.items():
-        for x in np.linspace(fit.x_min, fit.x_max, 40):
-            rows.append({"curve": str(curve), "rollouts": 2.0 ** x, metric: float(fit(x))})
-    fitted = alt.Chart(pd.DataFrame(rows)).mark_line(opacity=0.35).encode(
-        x=alt.X("rollouts:Q", scale=alt.Scale(type="log", base=2), title="rollouts (C)"),
-        y=alt.Y(f"{metric}:Q", title=metric),
-        detail="curve:N",
-    )
-    envelope = alt.Chart(edge.rename(columns={"reward": metric})).mark_circle(size=60).encode(
-        x="rollouts:Q", y=f"{metric}:Q",
-        color=alt.Color(f"{key}:O", title=f"{key}*", scale=alt.Scale(scheme="viridis")),
-    )
-    return alt.layer(fitted, envelope, title=title)
+    rows = [{"curve": str(curve), "rollouts": 2.0**x, metric: float(fit(x))}
+            for curve, fit in fits.items() for x in np.linspace(fit.x_min, fit.x_max, 40)]
+    curves = pd.DataFrame(rows)
+    axis = compute_axis(pd.concat([curves["rollouts"], edge["rollouts"]]))
+    fitted = alt.Chart(curves).mark_line(opacity=0.35, color="gray").encode(
+        x=axis, y=alt.Y(f"{metric}:Q", title=metric, scale=alt.Scale(zero=False)), detail="curve:N")
+    points = edge.rename(columns={"reward": metric}).copy()
+    points["label"], order = category_labels(points[key])
+    envelope = alt.Chart(points).mark_circle(size=60, opacity=1).encode(
+        x=axis, y=f"{metric}:Q", color=category_color("label", order, f"{key}*"))
+    return alt.layer(fitted, envelope, title=title).properties(width=WIDTH, height=HEIGHT)
 
 
 def optimal_chart(edge: pd.DataFrame, fit: SigmoidFit, key: str = "n", title: str = "") -> alt.LayerChart:
     """log2 of the frontier's `key` (n*) versus rollouts, with its fitted sigmoid."""
     x = np.linspace(fit.x_min, fit.x_max, 60)
-    curve = pd.DataFrame({"rollouts": 2.0 ** x, f"log2 {key}*": fit(x)})
+    curve = pd.DataFrame({"rollouts": 2.0**x, f"log2 {key}*": fit(x)})
     measured = edge.assign(**{f"log2 {key}*": np.log2(edge[key].astype(float))})
-    axis = alt.X("rollouts:Q", scale=alt.Scale(type="log", base=2), title="rollouts (C)")
+    axis = compute_axis(pd.concat([curve["rollouts"], measured["rollouts"]]))
     return alt.layer(
         alt.Chart(measured).mark_circle(size=50).encode(x=axis, y=f"log2 {key}*:Q"),
         alt.Chart(curve).mark_line(color="firebrick").encode(x=axis, y=f"log2 {key}*:Q"),
         title=title,
-    )
+    ).properties(width=WIDTH, height=HEIGHT)
 
 
 def histogram_chart(table: pd.DataFrame, value: str, count: str, title: str = "") -> alt.Chart:
     """Bars of `count` per `value` (e.g. problems per avg@16, or per pass@1)."""
     return alt.Chart(table, title=title).mark_bar().encode(
         x=alt.X(f"{value}:O", title=value), y=alt.Y(f"{count}:Q", title=count),
-    )
+    ).properties(width=2 * WIDTH, height=HEIGHT)
 
 
 def panels(charts: list[alt.TopLevelMixin], columns: int = 2) -> alt.ConcatChart:
@@ -83,4 +118,6 @@ def pass_chart(train_pass: pd.DataFrame, title: str = "") -> alt.FacetChart:
     return alt.Chart(data).mark_bar().encode(
         x=alt.X("pass_at_1:Q", bin=alt.Bin(extent=[0, 1], step=0.125), title="pass@1"),
         y=alt.Y("count():Q", title="problems"),
-    ).properties(width=140, height=90).facet(row="n:O", column="rollouts:O", title=title)
+    ).properties(width=WIDTH - 40, height=90).facet(
+        row=alt.Row("n:O", title="n"), column=alt.Column("rollouts:O", title="rollouts", header=alt.Header(format=",")),
+        title=title)

@@ -202,7 +202,7 @@ class TrainConfig:
 
 @dataclass(frozen=True)
 class RecipeConfig:
-    """The loss and optimizer (the paper's healthy recipe, digest section 4).
+    """The loss and optimizer (the paper's "healthy recipe", Figures 3-4).
 
     ``regularisers: auto`` applies the paper's presets: KL + entropy on easy and very easy
     sets, neither on hard, extremely hard and mixture sets. The learning rate is

@@ -45,6 +45,15 @@ def train_pass_steps(batch_rollouts: int, total_steps: int, settings: Evaluation
     return sorted(step for step in steps if step <= total_steps)
 
 
+def power_of_two_budgets(settings: EvaluationConfig, budget: int) -> list[int]:
+    """The budgets (rollouts) at which chapters compare runs: the schedule's first point
+    doubled up to `budget`, where runs whose batches are powers of two are all evaluated."""
+    budgets = [settings.first_rollouts]
+    while budgets[-1] * 2 <= budget:
+        budgets.append(budgets[-1] * 2)
+    return budgets
+
+
 def _first_update_reaching(rollouts: int, batch_rollouts: int) -> int:
     """The first update count whose cumulative rollouts reach `rollouts`."""
     return -(-rollouts // batch_rollouts)
@@ -61,6 +70,14 @@ def tie_tolerance(settings: EvaluationConfig) -> float:
     """Two standard errors of avg@k at its widest (pass rate 0.5) over the validation
     samples: two scores closer than this are a tie."""
     return 2 * (0.25 / (settings.validation_problems * settings.samples)) ** 0.5
+
+
+def metric_name(kind: str, settings: EvaluationConfig) -> str:
+    """The run store's column for a validation metric: ``val_avg@4`` for `kind` ``avg``
+    (or ``best``, ``worst``) with ``evaluation.k = 4``."""
+    if kind not in ("avg", "best", "worst"):
+        raise ValueError(f"kind: {kind!r}; allowed: avg, best, worst")
+    return f"val_{kind}@{settings.k}"
 
 
 def validation_scores(correct: np.ndarray, samples: int, k: int) -> dict[str, float]:

@@ -1,4 +1,4 @@
-"""Monotone sigmoids in log compute, the paper's curve family (digest section 5).
+"""Monotone sigmoids in log compute, the paper's curve family (its record-breaking fits, Figures 5-6).
 
 ``y(x) = low + span / (1 + exp(-slope * (x - midpoint)))`` with ``span >= 0`` and
 ``slope >= 0``, so a fit can only rise: reward versus log2 rollouts for one n, and

@@ -1,4 +1,4 @@
-"""The GRPO objective isobook trains with (the paper's "healthy recipe", digest section 4).
+"""The GRPO objective isobook trains with (the paper's "healthy recipe", Figures 3-4).
 
 Which variant, term by term:
 

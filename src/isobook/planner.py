@@ -1,6 +1,6 @@
 """The playbook as a function: (n, B_p, M) for a budget, and a held-out check of it.
 
-The paper's workflow (digest finding 6): take n from the fitted sigmoid of log2 n* versus
+The paper's workflow (Figures 10-11): take n from the fitted sigmoid of log2 n* versus
 log2 C at the budget, set B_p to a moderate value (it matters little), and give M the
 rest. `held_out_check` tests the rule honestly: fit n* on budgets up to C/4 only, predict
 n at C, and compare the reward of that choice with the measured frontier at C.

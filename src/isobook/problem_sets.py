@@ -1,4 +1,4 @@
-"""Problem sets from a difficulty profile, by the paper's rules (section 3 of the digest).
+"""Problem sets from a difficulty profile, by the paper's rules (Figure 2 and its set definitions).
 
 A profile is a table with one row per pool problem: its text and answer, ``correct`` of
 ``samples`` rollouts under the base model, and (for problems that got them) ``xhard_correct``

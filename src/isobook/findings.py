@@ -1,0 +1,481 @@
+"""The book's verdicts: one pure function per claim of the paper, with the uncertainty that decided it.
+
+Each claim function takes tables a chapter already has (per-problem counts from
+`sweeps.run_counts` or `transfer.transfer_counts`, a run's logged updates, bandit curves)
+and returns a `Finding`: the paper's claim, our numbers, a `Verdict` and the interval
+that decided it. Chapters only display findings; no verdict is decided in ``book/``.
+
+**Uncertainty.** Every run scores the same validation problems with the same random
+numbers, so two policies compare problem by problem: a difference of set-level scores
+is the mean of per-problem differences, and its 95% interval comes from a paired
+bootstrap over problems (`scipy.stats.bootstrap`, ``paired=True``, percentile method,
+2,000 resamples, a fixed seed so that a rebuild gives the same intervals). Where a grid
+has several seeds, each problem's score is first averaged over them. The interval holds
+the evaluation noise (which problems, which samples); one seed's training noise is not in
+it. Training statistics logged per update (entropy, response length) compare by Welch's
+t interval over the updates of the run's last quarter.
+
+**Verdicts.** A claim names a direction; its difference and interval decide:
+
+* ``reproduced``: the claimed sign, with the interval excluding zero;
+* ``not reproduced``: the other sign, with the interval excluding zero (or, for an
+  optimum, the claimed order is ruled out);
+* ``tie``: the interval holds zero: the data cannot tell. Claims of no gain (very easy
+  data, the planner's regret) predict a tie, and the verdict still says ``tie``;
+* ``partly``: a claim in several parts, some reproduced and none contradicted;
+* ``not measured``: a run or a table the claim needs is missing.
+
+**Optima.** `optimum` returns the best candidate (an n, or a (B_p, n) pair) and the
+candidates within noise of it (the best's lead over each is not resolved). Claims about
+where an optimum lies ("n* grows with C", "hard saturates at a smaller n* than easy")
+compare these sets: reproduced when every n in one lies beyond every n in the other.
+
+Metric names are the run store's columns, e.g. ``val_avg@4``, ``val_best@4``,
+``val_worst@4`` for ``evaluation.k = 4``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from isobook.metrics import avg_at_k, best_at_k, worst_at_k
+
+CONFIDENCE = 0.95
+RESAMPLES = 2000
+_Z = float(stats.norm.ppf(0.5 + CONFIDENCE / 2))  # 1.96: half-width of a normal 95% interval in standard errors
+_ESTIMATORS = {"avg": lambda c, n, k: avg_at_k(c, n), "best": best_at_k, "worst": worst_at_k}
+
+
+class Verdict(StrEnum):
+    REPRODUCED = "reproduced"
+    PARTLY = "partly"
+    TIE = "tie"
+    NOT_REPRODUCED = "not reproduced"
+    NOT_MEASURED = "not measured"
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A difference (first minus second) and its 95% interval."""
+
+    estimate: float
+    low: float
+    high: float
+
+    @property
+    def sign(self) -> int:
+        """+1 or -1 when the interval excludes zero, else 0."""
+        return 1 if self.low > 0 else -1 if self.high < 0 else 0
+
+    def __str__(self) -> str:
+        return f"{self.estimate:+.3f} [{self.low:+.3f}, {self.high:+.3f}]"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One row of a chapter's findings table."""
+
+    claim: str  # the paper's claim, with its figure
+    measured: str  # our numbers
+    verdict: Verdict
+    uncertainty: str  # the interval(s) that decided the verdict
+
+    def row(self) -> dict[str, str]:
+        return {"claim": self.claim, "measured": self.measured, "verdict": str(self.verdict),
+                "uncertainty": self.uncertainty}
+
+
+@dataclass(frozen=True)
+class Optimum:
+    """The best candidate among several, and those within noise of it."""
+
+    best: Hashable
+    value: float  # the best's score
+    tied: tuple  # every candidate not resolved below the best, the best included, in sorted order
+    runner_up: Interval | None  # the best's lead over the next candidate; None with one candidate
+
+
+def not_measured(claim: str, what: str) -> Finding:
+    return Finding(claim, what, Verdict.NOT_MEASURED, "-")
+
+
+# ---- per-problem scores and intervals -------------------------------------------------------------
+
+
+def per_problem(correct: np.ndarray, samples: int, metric: str) -> np.ndarray:
+    """A metric's unbiased per-problem estimate from correct counts. # [problems]
+
+    `metric`: ``val_avg@k``, ``val_best@k`` or ``val_worst@k``."""
+    match = re.fullmatch(r"(?:val_)?(avg|best|worst)@(\d+)", metric)
+    if not match:
+        raise ValueError(f"metric: {metric!r}; allowed: val_avg@k, val_best@k, val_worst@k")
+    return _ESTIMATORS[match[1]](np.asarray(correct), samples, int(match[2]))
+
+
+def problem_scores(counts: pd.DataFrame, by: Sequence[str], metric: str, rollouts: float | None = None) -> pd.DataFrame:
+    """Per-problem `metric` of each candidate (the `by` columns, e.g. ``["n"]``): rows are
+    problems (``id``) scored by every candidate, columns the candidates, each problem's
+    score averaged over seeds. # [problems, candidates]
+
+    `counts`: per-problem counts with `by`, ``rollouts``, ``id``, ``correct``, ``samples``
+    (and ``seed``). Each run is read at its last evaluation, or with `rollouts` at its
+    latest evaluation within that compute after at least one update (a run whose first
+    update costs more is no candidate there)."""
+    runs = [*by, "seed"] if "seed" in counts else list(by)
+    table = counts if rollouts is None else counts[(counts["rollouts"] > 0) & (counts["rollouts"] <= rollouts * (1 + 1e-9))]
+    if table.empty:
+        return pd.DataFrame()
+    latest = table.groupby(runs)["rollouts"].transform("max")
+    table = table[table["rollouts"] == latest]
+    correct, samples = table["correct"].to_numpy(), table["samples"].to_numpy()
+    score = np.empty(len(table))
+    for count in np.unique(samples):
+        chosen = samples == count
+        score[chosen] = per_problem(correct[chosen], int(count), metric)
+    scores = table.assign(score=score)
+    matrix = scores.pivot_table(index="id", columns=list(by), values="score", aggfunc="mean")
+    return matrix.dropna()
+
+
+def paired_interval(first: np.ndarray, second: np.ndarray, seed: int = 0) -> Interval:
+    """Mean of `first - second` over paired problems, with its 95% paired-bootstrap interval."""
+    first, second = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
+    difference = first - second
+    estimate = float(difference.mean())
+    if np.ptp(difference) == 0:  # every resample gives the same mean
+        return Interval(estimate, estimate, estimate)
+    result = stats.bootstrap((first, second), lambda a, b, axis: np.mean(a - b, axis=axis), paired=True,
+                             vectorized=True, n_resamples=RESAMPLES, confidence_level=CONFIDENCE,
+                             method="percentile", rng=np.random.default_rng(seed))
+    return Interval(estimate, float(result.confidence_interval.low), float(result.confidence_interval.high))
+
+
+def welch_interval(first: Sequence[float], second: Sequence[float]) -> Interval:
+    """Difference of means of two independent samples with Welch's 95% t interval."""
+    first, second = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
+    estimate = float(first.mean() - second.mean())
+    if len(first) < 2 or len(second) < 2:
+        return Interval(estimate, -np.inf, np.inf)
+    low, high = stats.ttest_ind(first, second, equal_var=False).confidence_interval(CONFIDENCE)
+    return Interval(estimate, float(low), float(high))
+
+
+def optimum(scores: pd.DataFrame) -> Optimum:
+    """The candidate (column) with the highest mean score, and every candidate whose
+    deficit to it is within noise (paired interval of best minus it holding zero)."""
+    if scores.shape[1] == 0:
+        raise ValueError("scores: no candidate to choose from")
+    means = scores.mean()
+    best = means.idxmax()
+    leads = {c: paired_interval(scores[best], scores[c]) for c in scores.columns if c != best}
+    tied = sorted([best, *(c for c, lead in leads.items() if lead.sign <= 0)])
+    runner_up = leads[max(leads, key=lambda c: means[c])] if leads else None
+    return Optimum(best, float(means[best]), tuple(tied), runner_up)
+
+
+# ---- verdict rules ---------------------------------------------------------------------------------
+
+
+def direction(interval: Interval, claimed: int = 1) -> Verdict:
+    """The verdict on a claimed sign (+1: first above second) of a difference."""
+    return Verdict.TIE if interval.sign == 0 else Verdict.REPRODUCED if interval.sign == claimed \
+        else Verdict.NOT_REPRODUCED
+
+
+def combine(parts: Sequence[Verdict]) -> Verdict:
+    """One verdict from the verdicts of a claim's parts."""
+    parts = list(parts)
+    if not parts or Verdict.NOT_MEASURED in parts:
+        return Verdict.NOT_MEASURED
+    if Verdict.NOT_REPRODUCED in parts:
+        return Verdict.NOT_REPRODUCED
+    if all(p == Verdict.REPRODUCED for p in parts):
+        return Verdict.REPRODUCED
+    return Verdict.TIE if all(p == Verdict.TIE for p in parts) else Verdict.PARTLY
+
+
+def order(lower: Sequence[float], upper: Sequence[float]) -> Verdict:
+    """Does `upper` (a set of optimal n within noise) lie above `lower`? Reproduced when
+    every member of `upper` exceeds every member of `lower`; not reproduced when none
+    of `upper` exceeds any of `lower`; a tie when the sets leave it open."""
+    if min(upper) > max(lower):
+        return Verdict.REPRODUCED
+    return Verdict.NOT_REPRODUCED if max(upper) <= min(lower) else Verdict.TIE
+
+
+# ---- formatting -----------------------------------------------------------------------------------
+
+
+def _label(key: Hashable, by: Sequence[str] | None = None) -> str:
+    if isinstance(key, tuple) and by:
+        return ", ".join(f"{_short(name)} = {value:g}" if isinstance(value, (int, float, np.number)) else
+                         f"{_short(name)} = {value}" for name, value in zip(by, key))
+    if isinstance(key, tuple):
+        return ", ".join(str(v) for v in key)
+    return f"{key:g}" if isinstance(key, (float, np.floating)) else str(key)
+
+
+def _short(column: str) -> str:
+    return {"batch_problems": "B_p"}.get(column, column)
+
+
+def _levels(keys: Sequence[Hashable], columns: pd.Index, level: str) -> list[float]:
+    """The `level` value (e.g. n) of each candidate key."""
+    position = list(columns.names).index(level) if isinstance(columns, pd.MultiIndex) else None
+    values = {k if position is None else k[position] for k in keys}
+    return sorted(int(v) if float(v).is_integer() else float(v) for v in values)
+
+
+def _set(values: Sequence[float]) -> str:
+    return "{" + ", ".join(f"{v:g}" for v in values) + "}"
+
+
+def _over(problems: int) -> str:
+    return f"95% paired bootstrap over {problems} problems"
+
+
+# ---- claims ----------------------------------------------------------------------------------------
+
+
+def best_candidate(scores: pd.DataFrame, claimed: Hashable, claim: str, metric: str,
+                   label: Callable[[Hashable], str] = _label) -> Finding:
+    """Claim: `claimed` (a column of `scores`) beats every other candidate. Reproduced if
+    it leads each beyond noise, partly if it leads some and ties the rest, a tie if it
+    leads none beyond noise, not reproduced if any candidate beats it beyond noise."""
+    if claimed not in scores.columns or scores.shape[1] < 2:
+        return not_measured(claim, f"needs {label(claimed)} and another finished run")
+    means = scores.mean()
+    leads = {c: paired_interval(scores[claimed], scores[c]) for c in scores.columns if c != claimed}
+    verdict = combine([direction(lead) for lead in leads.values()])
+    measured = f"{metric}: " + ", ".join(f"{label(c)} {means[c]:.3f}" for c in scores.columns)
+    uncertainty = "; ".join(f"{label(claimed)} - {label(c)}: {lead}" for c, lead in leads.items())
+    return Finding(claim, measured, verdict, f"{uncertainty} ({_over(len(scores))})")
+
+
+def greater(first: np.ndarray, second: np.ndarray, claim: str, names: tuple[str, str], metric: str,
+            claimed: int = 1) -> Finding:
+    """Claim: `first` scores above `second` (`claimed` = -1: below), problem by problem."""
+    if len(first) == 0 or len(first) != len(second):
+        return not_measured(claim, "needs both policies scored on the same problems")
+    interval = paired_interval(first, second)
+    measured = f"{metric}: {names[0]} {np.mean(first):.3f} vs {names[1]} {np.mean(second):.3f}"
+    return Finding(claim, measured, direction(interval, claimed),
+                   f"{names[0]} - {names[1]}: {interval} ({_over(len(first))})")
+
+
+def last_quarter(history: pd.DataFrame, column: str) -> np.ndarray:
+    """`column` over the updates of a run's last quarter (``step`` > 3/4 of its last). # [updates]"""
+    trained = history[history["step"] > 0]
+    return trained.loc[trained["step"] > 0.75 * trained["step"].max(), column].dropna().to_numpy(float)
+
+
+def training_statistic_rises(first: pd.DataFrame, second: pd.DataFrame, columns: Sequence[str], claim: str,
+                             names: tuple[str, str], claimed: int = 1) -> Finding:
+    """Claim: each logged statistic in `columns` (e.g. entropy, response length) is higher
+    in the first run than in the second (`claimed` = -1: lower), over the updates of each
+    run's last quarter. `first`, `second`: the runs' logged updates (`sweeps.run_history`)."""
+    parts = {column: (last_quarter(first, column), last_quarter(second, column)) for column in columns}
+    if not parts or any(len(a) == 0 or len(b) == 0 for a, b in parts.values()):
+        return not_measured(claim, "needs both runs' logged updates")
+    intervals = {name: welch_interval(*values) for name, values in parts.items()}
+    measured = "; ".join(f"{name.replace('_', ' ')}: {np.mean(a):.3f} {names[0]} vs {np.mean(b):.3f} {names[1]}"
+                         for name, (a, b) in parts.items())
+    uncertainty = "; ".join(f"{name.replace('_', ' ')} {names[0]} - {names[1]}: {interval}"
+                            for name, interval in intervals.items())
+    updates = min(len(a) for a, _ in parts.values())
+    return Finding(claim, measured, combine([direction(i, claimed) for i in intervals.values()]),
+                   f"{uncertainty} (95% Welch interval over the last {updates} updates)")
+
+
+def optima_by_budget(counts: pd.DataFrame, by: Sequence[str], metric: str, budgets: Sequence[float],
+                     level: str = "n") -> pd.DataFrame:
+    """At each budget, the best candidate and the `level` values within noise of it:
+    columns ``rollouts``, the `by` columns of the best, ``score``, ``within noise`` (the
+    set of `level` values, as a tuple), ``lead`` (the best's lead over the runner-up,
+    an `Interval` or None) and ``candidates``. Budgets with fewer than two candidates are
+    left out."""
+    rows = []
+    for budget in budgets:
+        scores = problem_scores(counts, by, metric, rollouts=budget)
+        if scores.shape[1] < 2:
+            continue
+        found = optimum(scores)
+        best = found.best if isinstance(found.best, tuple) else (found.best,)
+        rows.append({"rollouts": budget, **dict(zip(by, best)), "score": found.value,
+                     "within noise": tuple(_levels(found.tied, scores.columns, level)), "lead": found.runner_up,
+                     "candidates": scores.shape[1]})
+    return pd.DataFrame(rows, columns=["rollouts", *by, "score", "within noise", "lead", "candidates"])
+
+
+def n_star_grows(optima: pd.DataFrame, claim: str, level: str = "n") -> Finding:
+    """Claim: n* grows with compute, then saturates. `optima`: `optima_by_budget`.
+
+    Grows: the n within noise of the optimum at the largest budget all exceed those at the
+    smallest. Saturates: at the last two budgets those sets overlap; a rise that is still
+    resolved over the last doubling makes the claim partly reproduced."""
+    if len(optima) < 2:
+        return not_measured(claim, "needs two budgets with at least two finished runs each")
+    first, last = optima.iloc[0], optima.iloc[-1]
+    verdict = order(first["within noise"], last["within noise"])
+    if verdict == Verdict.REPRODUCED:
+        before = optima.iloc[-2]["within noise"]
+        if min(last["within noise"]) > max(before):
+            verdict = Verdict.PARTLY  # grows, but not saturated by the largest budget
+    measured = f"{level}* by budget: " + ", ".join(f"{r:,.0f}: {v:g}" for r, v in zip(optima["rollouts"],
+                                                                                    optima[level]))
+    lead = last["lead"]
+    uncertainty = (f"{level} within noise of {level}*: {_set(first['within noise'])} at {first['rollouts']:,.0f}, "
+                   f"{_set(last['within noise'])} at {last['rollouts']:,.0f}"
+                   + (f"; lead over the runner-up at {last['rollouts']:,.0f}: {lead}" if lead else ""))
+    return Finding(claim, measured, verdict, uncertainty)
+
+
+def optimum_above(upper: tuple[str, Optimum, Sequence[float]], lower: tuple[str, Optimum, Sequence[float]],
+                  claim: str, level: str = "n") -> Finding:
+    """Claim: the optimum named first lies at a larger n than the one named second. Each is
+    (name, its `Optimum`, the n values within noise of it)."""
+    (upper_name, upper_best, upper_set), (lower_name, lower_best, lower_set) = upper, lower
+    measured = (f"{upper_name}: {level}* = {_label(upper_best.best)} ({upper_best.value:.3f}); "
+                f"{lower_name}: {level}* = {_label(lower_best.best)} ({lower_best.value:.3f})")
+    uncertainty = f"{level} within noise: {upper_name} {_set(upper_set)}, {lower_name} {_set(lower_set)}"
+    return Finding(claim, measured, order(lower_set, upper_set), uncertainty)
+
+
+def optimum_of(counts: pd.DataFrame, by: Sequence[str], metric: str, rollouts: float | None = None,
+               level: str = "n") -> tuple[Optimum, list[float]]:
+    """The `optimum` of `problem_scores` (each run at its last evaluation, or within
+    `rollouts`) and the `level` values (e.g. n) within noise of it."""
+    scores = problem_scores(counts, by, metric, rollouts)
+    if scores.shape[1] == 0:
+        raise ValueError("counts: no finished run to choose an optimum from")
+    found = optimum(scores)
+    return found, _levels(found.tied, scores.columns, level)
+
+
+def spread_comparison(scores: pd.DataFrame, claim: str, metric: str) -> Finding:
+    """Claim: varying n at fixed B_p moves the score more than varying B_p at fixed n
+    (Figure 9). `scores`: `problem_scores` with columns (``batch_problems``, ``n``) at a
+    common budget. The statistic is the mean range over n within each B_p minus the mean
+    range over B_p within each n (groups of two or more runs), bootstrapped over problems."""
+    if not isinstance(scores.columns, pd.MultiIndex) or list(scores.columns.names) != ["batch_problems", "n"]:
+        raise ValueError("scores: columns must be (batch_problems, n)")
+    columns = list(scores.columns)
+    over_bp = [[i for i, c in enumerate(columns) if c[1] == n] for n in sorted({c[1] for c in columns})]
+    over_n = [[i for i, c in enumerate(columns) if c[0] == bp] for bp in sorted({c[0] for c in columns})]
+    over_bp, over_n = [g for g in over_bp if len(g) >= 2], [g for g in over_n if len(g) >= 2]
+    if not over_bp or not over_n:
+        return not_measured(claim, "needs two B_p at one n and two n at one B_p, finished at one budget")
+
+    def mean_range(means: np.ndarray, groups: list[list[int]]) -> np.ndarray:
+        return np.mean([means[g].max(axis=0) - means[g].min(axis=0) for g in groups], axis=0)
+
+    def statistic(*samples: np.ndarray, axis: int = -1) -> np.ndarray:
+        means = np.stack([s.mean(axis=axis) for s in samples])  # [candidates, ...]
+        return mean_range(means, over_n) - mean_range(means, over_bp)
+
+    means = scores.mean().to_numpy()
+    spread_n, spread_bp = float(mean_range(means, over_n)), float(mean_range(means, over_bp))
+    data = tuple(scores[c].to_numpy() for c in columns)
+    result = stats.bootstrap(data, statistic, paired=True, vectorized=True, n_resamples=RESAMPLES,
+                             confidence_level=CONFIDENCE, method="percentile", rng=np.random.default_rng(0))
+    interval = Interval(spread_n - spread_bp, float(result.confidence_interval.low),
+                        float(result.confidence_interval.high))
+    measured = f"{metric} spread {spread_bp:.3f} over B_p (fixed n) vs {spread_n:.3f} over n (fixed B_p)"
+    return Finding(claim, measured, direction(interval),
+                   f"over n - over B_p: {interval} ({_over(len(scores))})")
+
+
+def bandit_optimum(curves: pd.DataFrame, budget: float) -> Optimum:
+    """The bandit's n* at `budget` (lowest mean suboptimality, each curve at its last
+    point within the budget), with the n within noise of it (their gap to the best within
+    1.96 standard errors over seeds) as `Optimum.tied`; its value is the mean pass@1."""
+    within = curves[curves["rollouts"] <= budget].sort_values("rollouts").groupby("n").tail(1).set_index("n")
+    best = within["suboptimality"].idxmin()
+    se = np.hypot(within["suboptimality_se"], within.loc[best, "suboptimality_se"])
+    gap = within["suboptimality"] - within.loc[best, "suboptimality"]
+    tied = tuple(sorted(int(n) for n in within.index[gap <= _Z * se]))
+    return Optimum(int(best), 1 - float(within.loc[best, "suboptimality"]), tied, None)
+
+
+def smallest_n_wins(curves: pd.DataFrame, budgets: Sequence[float], claim: str) -> Finding:
+    """Claim (tabular bandit): the smallest n has the lowest suboptimality at every budget.
+    Each budget is a part: reproduced where it leads the next best n beyond 1.96 standard
+    errors over seeds, a tie where not, not reproduced where another n leads beyond them."""
+    smallest = int(curves["n"].min())
+    parts, winners, gaps = [], [], []
+    for budget in budgets:
+        found = bandit_optimum(curves, budget)
+        within = curves[curves["rollouts"] <= budget].sort_values("rollouts").groupby("n").tail(1).set_index("n")
+        others = within.drop(index=smallest)
+        if others.empty:
+            continue
+        rival = others["suboptimality"].idxmin()
+        se = float(np.hypot(within.loc[smallest, "suboptimality_se"], within.loc[rival, "suboptimality_se"]))
+        gap = float(within.loc[rival, "suboptimality"] - within.loc[smallest, "suboptimality"])
+        half = _Z * se
+        parts.append(direction(Interval(gap, gap - half, gap + half)))
+        winners.append(f"{budget:,.0f}: {found.best}")
+        gaps.append(f"{budget:,.0f}: {gap:+.4f} ± {half:.4f}")
+    if not parts:
+        return not_measured(claim, "needs two n values within a budget")
+    return Finding(claim, "bandit n* by budget: " + ", ".join(winners), combine(parts),
+                   f"next best n's suboptimality minus n = {smallest}'s (95%, standard errors over seeds): "
+                   + ", ".join(gaps))
+
+
+def piles_up(small: pd.DataFrame, large: pd.DataFrame, claim: str, names: tuple[str, str]) -> Finding:
+    """Claim (Figure 12): at matched compute, the smaller n leaves more training problems
+    at pass@1 = 0 and solves more to pass@1 = 1 than the larger n. `small`, `large`:
+    per-problem ``id``, ``correct``, ``samples`` of the same training problems."""
+    paired = small.merge(large, on="id", suffixes=("_small", "_large"))
+    if paired.empty:
+        return not_measured(claim, "needs both runs' training-set pass counts at the same compute")
+    stuck = [(paired[f"correct_{s}"] == 0).to_numpy(float) for s in ("small", "large")]
+    solved = [(paired[f"correct_{s}"] == paired[f"samples_{s}"]).to_numpy(float) for s in ("small", "large")]
+    at_zero, at_one = paired_interval(*stuck), paired_interval(*solved)
+    measured = (f"at pass@1 = 0: {stuck[0].mean():.0%} ({names[0]}) vs {stuck[1].mean():.0%} ({names[1]}); "
+                f"at 1: {solved[0].mean():.0%} vs {solved[1].mean():.0%}")
+    return Finding(claim, measured, combine([direction(at_zero), direction(at_one)]),
+                   f"share at 0, {names[0]} - {names[1]}: {at_zero}; at 1: {at_one} ({_over(len(paired))})")
+
+
+def wins_on_most(pairs: dict[str, tuple[np.ndarray, np.ndarray]], claim: str, names: tuple[str, str],
+                 metric: str) -> Finding:
+    """Claim: the first policy beats the second on most sets. `pairs`: set -> (first's,
+    second's per-problem scores). Reproduced when it wins beyond noise on more than half
+    the sets; not reproduced when it loses beyond noise on at least half; a tie when
+    every set is a tie; partly otherwise."""
+    if not pairs:
+        return not_measured(claim, "needs both policies scored on the validation sets")
+    intervals = {name: paired_interval(a, b) for name, (a, b) in pairs.items()}
+    wins = sum(i.sign > 0 for i in intervals.values())
+    losses = sum(i.sign < 0 for i in intervals.values())
+    verdict = (Verdict.REPRODUCED if 2 * wins > len(pairs) else Verdict.NOT_REPRODUCED if 2 * losses >= len(pairs)
+               else Verdict.TIE if wins == losses == 0 else Verdict.PARTLY)
+    measured = (f"{metric}, {names[0]} vs {names[1]}: "
+                + ", ".join(f"{s} {np.mean(a):.3f} vs {np.mean(b):.3f}" for s, (a, b) in pairs.items())
+                + f"; wins beyond noise on {wins} of {len(pairs)}, losses on {losses}")
+    sizes = sorted({len(a) for a, _ in pairs.values()})
+    return Finding(claim, measured, verdict, "; ".join(f"{s}: {i}" for s, i in intervals.items())
+                   + f" ({_over(sizes[0]) if len(sizes) == 1 else '95% paired bootstrap over each set'})")
+
+
+def planner_regret(scores: pd.DataFrame, predicted: Hashable, claim: str, metric: str) -> Finding:
+    """Claim: the planner's choice is as good as the best candidate at the budget.
+    Reproduced when it is the best; a tie when the best's lead over it is within noise;
+    not reproduced when the lead is resolved. `scores`: `problem_scores` at the budget."""
+    if predicted not in scores.columns:
+        return not_measured(claim, f"no finished run at the predicted {_label(predicted)}")
+    found = optimum(scores)
+    regret = paired_interval(scores[found.best], scores[predicted])
+    measured = (f"predicted {_label(predicted)} ({scores[predicted].mean():.3f} {metric}), "
+                f"best {_label(found.best)} ({found.value:.3f}): regret {regret.estimate:.3f}")
+    verdict = Verdict.REPRODUCED if found.best == predicted else direction(regret, claimed=-1)
+    return Finding(claim, measured, verdict, f"regret {regret} ({_over(len(scores))})")

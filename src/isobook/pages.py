@@ -1,0 +1,146 @@
+"""What a chapter shows a reader: rounded tables, notes, and the findings table.
+
+    from isobook.pages import FindingsTable, note, table
+    table(frontier_points, rename={"n": "n*"})             # index hidden, rollouts as integers
+    note("n* = 4 at every budget: there is no rise to fit.")  # a sentence where a chart cannot be
+    FindingsTable(findings, "02_n_versus_m", scale(config))  # verdicts coloured
+
+Tables show scores with three decimals and counts (rollouts, n, B_p, updates) as
+integers with thousands separators, without the index column. `FindingsTable` also
+carries its rows as output metadata (key ``isobook``), from which `isobook.book` builds
+the landing page's table of every finding of the executed chapters.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+from IPython.display import Markdown
+from pandas.io.formats.style import Styler
+
+from isobook.config import Config
+from isobook.findings import Finding, Verdict
+
+# Background and text colour of each verdict (green, amber, grey, red, light grey).
+VERDICT_COLOURS = {
+    Verdict.REPRODUCED: ("#d4edda", "#155724"),
+    Verdict.PARTLY: ("#fff3cd", "#856404"),
+    Verdict.TIE: ("#e2e3e5", "#383d41"),
+    Verdict.NOT_REPRODUCED: ("#f8d7da", "#721c24"),
+    Verdict.NOT_MEASURED: ("#f3f3f3", "#6c757d"),
+}
+METADATA_KEY = "isobook"
+
+
+def table(frame: pd.DataFrame, rename: dict[str, str] | None = None, digits: int = 3) -> Styler:
+    """`frame` for reading: no index, whole numbers as integers (``4,096``), other numbers
+    rounded to `digits` decimals, sets of values as ``{4, 8}``, column names as given in
+    `rename`."""
+    frame = frame.reset_index(drop=True).rename(columns=rename or {})
+    formats: dict[str, Any] = {}
+    for column in frame.columns:
+        values = frame[column]
+        if pd.api.types.is_bool_dtype(values):
+            continue
+        if not pd.api.types.is_numeric_dtype(values):
+            formats[column] = _plain
+            continue
+        whole = values.dropna().apply(lambda v: float(v).is_integer()).all()
+        formats[column] = "{:,.0f}" if whole else f"{{:.{digits}f}}"
+    return frame.style.hide(axis="index").format(formats, na_rep="-")
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, (tuple, list, set)):
+        return "{" + ", ".join(f"{v:g}" if isinstance(v, (int, float)) else str(v) for v in value) + "}"
+    return "-" if value is None else str(value)
+
+
+def runs_note(outcomes: pd.DataFrame) -> Markdown:
+    """How a chapter's runs ended, in a sentence: all finished, or which did not and why."""
+    failed = outcomes[outcomes["status"] != "finished"]
+    if failed.empty:
+        return note(f"All {len(outcomes)} runs finished (from the run store, or trained now).")
+    listed = "; ".join(f"{row.set} B_p = {row.batch_problems}, n = {row.n}: {row.status} ({row.reason})"
+                       for row in failed.itertuples())
+    return note(f"{len(outcomes) - len(failed)} of {len(outcomes)} runs finished; not finished: {listed}.")
+
+
+def note(text: str) -> Markdown:
+    """A sentence shown in place of a chart or a fit that cannot be drawn."""
+    return Markdown(f"*{text}*")
+
+
+def scale(config: Config, budget: int | None = None) -> str:
+    """The scale a chapter measured at, in words: budget per run, validation, seeds."""
+    ev, sweep = config.evaluation, config.sweep
+    seeds = ", ".join(str(s) for s in sweep.seeds)
+    return (f"{budget or sweep.budget:,} rollouts per run; {ev.validation_problems} validation problems x "
+            f"{ev.samples} samples; seed{'s' if len(sweep.seeds) > 1 else ''} {seeds}")
+
+
+def verdict_style(verdict: str) -> str:
+    """Inline CSS colouring a verdict cell."""
+    background, colour = VERDICT_COLOURS.get(Verdict(verdict), ("#ffffff", "#000000"))
+    return f"background-color: {background}; color: {colour}; font-weight: 600; white-space: nowrap"
+
+
+class FindingsTable:
+    """A chapter's findings as a table with coloured verdicts, carrying its rows (with the
+    chapter and the scale) as output metadata for the landing page."""
+
+    def __init__(self, findings: Sequence[Finding], chapter: str, scale_text: str):
+        self.findings, self.chapter, self.scale = list(findings), chapter, scale_text
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame([f.row() for f in self.findings], columns=["claim", "measured", "verdict", "uncertainty"])
+
+    def styled(self) -> Styler:
+        return (self.frame().style.hide(axis="index").map(verdict_style, subset=["verdict"])
+                .set_caption(f"Measured at {html.escape(self.scale)}. The uncertainty column gives the "
+                             "differences that decided each verdict, with 95% intervals.")
+                .set_table_styles([{"selector": "td", "props": "text-align: left; vertical-align: top"},
+                                   {"selector": "caption", "props": "caption-side: bottom; text-align: left"}]))
+
+    def metadata(self) -> dict[str, Any]:
+        return {METADATA_KEY: {"chapter": self.chapter, "scale": self.scale,
+                               "findings": [f.row() for f in self.findings]}}
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict[str, str], dict[str, Any]]:
+        data = {"text/html": self.styled().to_html(), "text/plain": self.frame().to_string(index=False)}
+        return data, self.metadata()
+
+
+def findings_of_notebook(notebook: dict[str, Any]) -> list[dict[str, Any]]:
+    """The `FindingsTable` metadata blocks of an executed notebook (nbformat JSON)."""
+    blocks = []
+    for cell in notebook.get("cells", []):
+        for output in cell.get("outputs", []):
+            block = output.get("metadata", {}).get(METADATA_KEY)
+            if block:
+                blocks.append(block)
+    return blocks
+
+
+def landing_table(blocks: Sequence[dict[str, Any]], titles: dict[str, str]) -> str:
+    """The landing page's HTML table: every finding of every chapter, its verdict
+    coloured, a link to its chapter, and the scale each chapter measured at.
+    `titles`: chapter file name (no suffix) -> its title."""
+    rows = []
+    for block in blocks:
+        chapter = block["chapter"]
+        link = f'<a href="{chapter}.html">{html.escape(titles.get(chapter, chapter))}</a>'
+        for index, finding in enumerate(block["findings"]):
+            where = (f'<td rowspan="{len(block["findings"])}">{link}<br><small>{html.escape(block["scale"])}'
+                     "</small></td>") if index == 0 else ""
+            rows.append(f"<tr>{where}<td>{html.escape(finding['claim'])}</td><td>{html.escape(finding['measured'])}"
+                        f'</td><td style="{verdict_style(finding["verdict"])}">{html.escape(finding["verdict"])}</td>'
+                        f"<td><small>{html.escape(finding['uncertainty'])}</small></td></tr>")
+    counts = pd.Series([f["verdict"] for b in blocks for f in b["findings"]]).value_counts()
+    tally = ", ".join(f"{counts[v]} {v}" for v in Verdict if v in counts)
+    return ('<table class="isobook-findings">\n<thead><tr><th>chapter (scale)</th><th>the paper\'s claim</th>'
+            "<th>our numbers</th><th>verdict</th><th>uncertainty (95%)</th></tr></thead>\n<tbody>\n"
+            + "\n".join(rows) + f"\n</tbody>\n</table>\n\n{int(counts.sum())} findings: {tally or 'none'}.\n")

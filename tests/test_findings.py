@@ -1,0 +1,250 @@
+"""Every verdict function on synthetic tables with a known answer: a clear effect, a tie
+within noise, a reversal and a missing run.
+
+Synthetic evaluations mimic the run store: 200 validation problems, 4 samples each, drawn
+with common random numbers (every policy sees the same uniforms, as every run uses the
+same evaluation seed), so paired comparisons are as sharp as in the book."""
+
+import zlib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from isobook.findings import (Interval, Verdict, best_candidate, combine, greater, n_star_grows, optima_by_budget,
+                              optimum, optimum_above, paired_interval, per_problem, piles_up, planner_regret,
+                              optimum_of, problem_scores, smallest_n_wins, spread_comparison,
+                              training_statistic_rises, wins_on_most)
+
+PROBLEMS, SAMPLES = 200, 4
+METRIC = "val_avg@4"
+BASE = np.random.default_rng(7).uniform(0.25, 0.75, PROBLEMS)  # each problem's pass rate before any shift
+UNIFORMS = np.random.default_rng(8).random((PROBLEMS, SAMPLES))  # common random numbers
+
+
+def counts(pass_shift: float, rollouts: float = 4096, **columns: object) -> pd.DataFrame:
+    """One evaluation of a policy whose pass rate is BASE + `pass_shift` plus a per-problem
+    deviation of its own (sd 0.1, seeded by the policy's columns), as two trained
+    policies differ problem by problem in both directions."""
+    own = np.random.default_rng(zlib.crc32(repr((sorted(columns.items()), rollouts)).encode()))
+    deviation = own.standard_normal(PROBLEMS)
+    rate = np.clip(BASE + pass_shift + 0.1 * (deviation - deviation.mean()), 0, 1)
+    correct = (UNIFORMS < rate[:, None]).sum(axis=1)
+    return pd.DataFrame({**columns, "step": 1, "rollouts": rollouts, "id": np.arange(PROBLEMS), "correct": correct,
+                         "samples": SAMPLES})
+
+
+def scores(shifts: dict[object, float], by: str = "n") -> pd.DataFrame:
+    return problem_scores(pd.concat([counts(s, **{by: key}) for key, s in shifts.items()]), [by], METRIC)
+
+
+def test_per_problem_estimators_match_hand_computations() -> None:
+    correct = np.array([0, 1, 3, 4])
+    assert per_problem(correct, 4, "val_avg@4").tolist() == [0, 0.25, 0.75, 1]
+    assert per_problem(correct, 4, "val_best@2").tolist() == pytest.approx([0, 0.5, 1, 1])  # 1 - C(4-c,2)/C(4,2)
+    assert per_problem(correct, 4, "val_worst@2").tolist() == pytest.approx([0, 0, 0.5, 1])  # C(c,2)/C(4,2)
+    with pytest.raises(ValueError, match="metric: 'val_mean@4'; allowed"):
+        per_problem(correct, 4, "val_mean@4")
+
+
+def test_paired_interval_of_identical_and_shifted_scores() -> None:
+    same = paired_interval(np.ones(10), np.ones(10))
+    assert (same.estimate, same.low, same.high, same.sign) == (0, 0, 0, 0)
+    shifted = paired_interval(np.arange(10) + 0.5, np.arange(10.0))
+    assert (shifted.low, shifted.high, shifted.sign) == (0.5, 0.5, 1)
+    noisy = paired_interval(np.array([1.0, 0, 1, 0, 1, 1]), np.array([0.0, 1, 1, 0, 0, 1]))
+    assert noisy.low < 0 < noisy.high and noisy.estimate == pytest.approx(1 / 6)
+    assert str(Interval(0.0123, -0.004, 0.031)) == "+0.012 [-0.004, +0.031]"
+
+
+def test_problem_scores_read_each_run_at_its_latest_evaluation_within_the_compute() -> None:
+    table = pd.concat([counts(-0.5, rollouts=0, n=4), counts(0.0, rollouts=512, n=4), counts(0.2, rollouts=1024, n=4),
+                       counts(-0.5, rollouts=0, n=32), counts(0.1, rollouts=1024, n=32),
+                       counts(0.3, rollouts=1024, n=32, seed=1).assign(seed=1)])
+    table["seed"] = table["seed"].fillna(0)
+    at_512 = problem_scores(table, ["n"], METRIC, rollouts=512)
+    assert list(at_512.columns) == [4]  # n = 32 has made no update by 512 rollouts: no candidate there
+    assert at_512[4].mean() == pytest.approx(counts(0.0, rollouts=512, n=4)["correct"].mean() / 4)
+    last = problem_scores(table, ["n"], METRIC)
+    both_seeds = (counts(0.1, rollouts=1024, n=32)["correct"].to_numpy()
+                  + counts(0.3, rollouts=1024, n=32, seed=1)["correct"].to_numpy()) / 8
+    assert last[32].to_numpy() == pytest.approx(both_seeds)  # averaged over seeds, problem by problem
+
+
+def test_optimum_keeps_the_candidates_within_noise() -> None:
+    found = optimum(scores({4: 0.0, 8: 0.005, 16: -0.15}))
+    assert found.best == 8 and found.tied == (4, 8)
+    assert found.runner_up.sign == 0
+
+
+def test_the_best_candidate_clear_tie_reversal_partly_and_missing() -> None:
+    claim = "the preset is best"
+    clear = best_candidate(scores({"preset": 0.1, "a": 0.0, "b": -0.05}, by="cell"), "preset", claim, METRIC)
+    assert clear.verdict == Verdict.REPRODUCED and "preset - a: +0." in clear.uncertainty
+    tie = best_candidate(scores({"preset": 0.005, "a": 0.0}, by="cell"), "preset", claim, METRIC)
+    assert tie.verdict == Verdict.TIE
+    reversal = best_candidate(scores({"preset": -0.1, "a": 0.0, "b": -0.2}, by="cell"), "preset", claim, METRIC)
+    assert reversal.verdict == Verdict.NOT_REPRODUCED
+    partly = best_candidate(scores({"preset": 0.1, "a": 0.1, "b": -0.1}, by="cell"), "preset", claim, METRIC)
+    assert partly.verdict == Verdict.PARTLY
+    missing = best_candidate(scores({"a": 0.0, "b": 0.1}, by="cell"), "preset", claim, METRIC)
+    assert missing.verdict == Verdict.NOT_MEASURED
+
+
+def growth(shifts: dict[int, dict[int, float]]) -> pd.DataFrame:
+    """Evaluations of each n at each budget: shifts[budget][n]."""
+    return pd.concat([counts(s, rollouts=budget, n=n) for budget, row in shifts.items() for n, s in row.items()])
+
+
+def test_n_star_grows_clear_saturating_tie_reversal_and_missing() -> None:
+    budgets = [512, 1024, 2048, 4096]
+    claim = "n* grows with C"
+    grows = growth({512: {4: 0.2, 16: 0.0}, 1024: {4: 0.25, 16: 0.25}, 2048: {4: 0.3, 16: 0.45},
+                    4096: {4: 0.3, 16: 0.46}})
+    optima = optima_by_budget(grows, ["n"], METRIC, budgets)
+    assert optima["n"].tolist() == [4, 4, 16, 16]
+    assert optima["within noise"].iloc[0] == (4,) and optima["within noise"].iloc[-1] == (16,)
+    assert n_star_grows(optima, claim).verdict == Verdict.REPRODUCED
+    still_rising = growth({512: {4: 0.2, 16: 0.0}, 4096: {4: 0.3, 16: 0.5}})
+    assert n_star_grows(optima_by_budget(still_rising, ["n"], METRIC, [512, 4096]), claim).verdict == Verdict.PARTLY
+    tie = growth({512: {4: 0.0, 16: 0.0}, 4096: {4: 0.3, 16: 0.305}})
+    assert n_star_grows(optima_by_budget(tie, ["n"], METRIC, budgets), claim).verdict == Verdict.TIE
+    flat = growth({512: {4: 0.2, 16: 0.0}, 4096: {4: 0.4, 16: 0.2}})  # the smallest n wins throughout
+    found = n_star_grows(optima_by_budget(flat, ["n"], METRIC, budgets), claim)
+    assert found.verdict == Verdict.NOT_REPRODUCED and "n* by budget: 512: 4, 1,024: 4, 2,048: 4, 4,096: 4" in found.measured
+    one_run = growth({512: {4: 0.2}, 4096: {4: 0.3}})
+    assert n_star_grows(optima_by_budget(one_run, ["n"], METRIC, budgets), claim).verdict == Verdict.NOT_MEASURED
+
+
+def test_one_optimum_above_another_clear_tie_reversal() -> None:
+    def named(name: str, shifts: dict[int, float]) -> tuple:
+        return name, *optimum_of(pd.concat([counts(s, n=n) for n, s in shifts.items()]), ["n"], METRIC)
+
+    claim = "worst@4 peaks at a larger n than best@4"
+    clear = optimum_above(named("worst@4", {4: 0.0, 16: 0.1}), named("best@4", {4: 0.1, 16: 0.0}), claim)
+    assert clear.verdict == Verdict.REPRODUCED and "n within noise: worst@4 {16}, best@4 {4}" in clear.uncertainty
+    tie = optimum_above(named("worst@4", {4: 0.0, 16: 0.004}), named("best@4", {4: 0.1, 16: 0.0}), claim)
+    assert tie.verdict == Verdict.TIE and "worst@4 {4, 16}" in tie.uncertainty
+    reversal = optimum_above(named("worst@4", {4: 0.1, 16: 0.0}), named("best@4", {4: 0.1, 16: 0.0}), claim)
+    assert reversal.verdict == Verdict.NOT_REPRODUCED  # both peak at n = 4, beyond noise
+    with pytest.raises(ValueError, match="no finished run"):
+        optimum_of(counts(0.0, n=4).iloc[:0], ["n"], METRIC)
+
+
+def grid(shifts: dict[tuple[int, int], float]) -> pd.DataFrame:
+    table = pd.concat([counts(s, batch_problems=bp, n=n) for (bp, n), s in shifts.items()])
+    return problem_scores(table, ["batch_problems", "n"], METRIC)
+
+
+def test_spread_over_n_against_spread_over_bp() -> None:
+    claim = "B_p matters less than n"
+    clear = spread_comparison(grid({(8, 4): 0.2, (8, 16): 0.0, (16, 4): 0.21, (16, 16): 0.01}), claim, METRIC)
+    assert clear.verdict == Verdict.REPRODUCED
+    assert "spread 0.00" in clear.measured and "vs 0.19" in clear.measured
+    reversal = spread_comparison(grid({(8, 4): 0.2, (8, 16): 0.2, (16, 4): 0.0, (16, 16): 0.0}), claim, METRIC)
+    assert reversal.verdict == Verdict.NOT_REPRODUCED
+    tie = spread_comparison(grid({(8, 4): 0.0, (8, 16): 0.0, (16, 4): 0.0, (16, 16): 0.0}), claim, METRIC)
+    assert tie.verdict == Verdict.TIE
+    missing = spread_comparison(grid({(8, 4): 0.0, (8, 16): 0.1}), claim, METRIC)
+    assert missing.verdict == Verdict.NOT_MEASURED
+
+
+def test_greater_and_its_no_gain_form() -> None:
+    base, trained = scores({"base": 0.0, "trained": -0.2}, by="policy")[["base", "trained"]].T.to_numpy()
+    forgets = greater(base, trained, "hard-only training forgets easy", ("base", "hard-trained"), METRIC)
+    assert forgets.verdict == Verdict.REPRODUCED and "base 0." in forgets.measured
+    assert greater(trained, base, "x", ("a", "b"), METRIC).verdict == Verdict.NOT_REPRODUCED
+    assert greater(base, base + 0.0, "x", ("a", "b"), METRIC).verdict == Verdict.TIE
+    # A claim of no gain: "very easy data does not help" holds when the gain is negative.
+    assert greater(trained, base, "x", ("a", "b"), METRIC, claimed=-1).verdict == Verdict.REPRODUCED
+    assert greater(base, np.array([]), "x", ("a", "b"), METRIC).verdict == Verdict.NOT_MEASURED
+
+
+def logged(values: dict[str, np.ndarray]) -> pd.DataFrame:
+    """A run's logged updates: step 0 (the base model, no statistics) then one row per update."""
+    updates = len(next(iter(values.values())))
+    return pd.DataFrame({"step": np.arange(updates + 1), **{k: np.r_[np.nan, v] for k, v in values.items()}})
+
+
+def test_training_statistics_compare_by_welch_interval_over_the_last_quarter() -> None:
+    rng = np.random.default_rng(0)
+    early = np.full(24, 9.0)  # the first three quarters are not compared
+    high = np.r_[early, 1.0 + 0.01 * rng.standard_normal(8)]
+    low = np.r_[early, 0.5 + 0.01 * rng.standard_normal(8)]
+    claim = "entropy and length blow up with the bonus"
+    clear = training_statistic_rises(logged({"entropy": high, "length": high}), logged({"entropy": low, "length": low}),
+                                     ["entropy", "length"], claim, ("with", "without"))
+    assert clear.verdict == Verdict.REPRODUCED and "last 8 updates" in clear.uncertainty
+    assert "entropy: 1.00" in clear.measured
+    half = training_statistic_rises(logged({"entropy": high, "length": low}), logged({"entropy": low, "length": low}),
+                                    ["entropy", "length"], claim, ("with", "without"))
+    assert half.verdict == Verdict.PARTLY
+    reversal = training_statistic_rises(logged({"entropy": low}), logged({"entropy": high}), ["entropy"], claim,
+                                        ("a", "b"))
+    assert reversal.verdict == Verdict.NOT_REPRODUCED
+    missing = training_statistic_rises(logged({"entropy": high}), logged({"entropy": high}).iloc[:1], ["entropy"],
+                                       claim, ("a", "b"))
+    assert missing.verdict == Verdict.NOT_MEASURED
+
+
+def bandit_curves(final: dict[int, float], se: float) -> pd.DataFrame:
+    return pd.DataFrame([{"n": n, "rollouts": budget, "suboptimality": value * budget / 4096, "suboptimality_se": se}
+                         for n, value in final.items() for budget in (1024, 4096)])
+
+
+def test_the_smallest_n_wins_the_bandit_beyond_its_standard_errors() -> None:
+    claim = "one problem: the smallest n wins"
+    clear = smallest_n_wins(bandit_curves({2: 0.1, 8: 0.2, 32: 0.4}, se=0.005), [1024, 4096], claim)
+    assert clear.verdict == Verdict.REPRODUCED and "1,024: 2, 4,096: 2" in clear.measured
+    assert smallest_n_wins(bandit_curves({2: 0.1, 8: 0.101}, se=0.01), [4096], claim).verdict == Verdict.TIE
+    reversal = smallest_n_wins(bandit_curves({2: 0.3, 8: 0.1}, se=0.005), [1024, 4096], claim)
+    assert reversal.verdict == Verdict.NOT_REPRODUCED
+    assert smallest_n_wins(bandit_curves({2: 0.1}, se=0.01), [4096], claim).verdict == Verdict.NOT_MEASURED
+
+
+def train_pass(correct: list[int]) -> pd.DataFrame:
+    return pd.DataFrame({"id": range(len(correct)), "correct": correct, "samples": 8})
+
+
+def test_pass_rates_pile_up_at_zero_and_one_for_small_n() -> None:
+    claim = "small n piles problems at 0 and 1"
+    piled = train_pass([0] * 40 + [8] * 40 + [4] * 20)
+    even = train_pass([4] * 100)
+    clear = piles_up(piled, even, claim, ("n = 4", "n = 32"))
+    assert clear.verdict == Verdict.REPRODUCED and "at pass@1 = 0: 40% (n = 4) vs 0% (n = 32)" in clear.measured
+    assert piles_up(even, piled, claim, ("a", "b")).verdict == Verdict.NOT_REPRODUCED
+    assert piles_up(even, even, claim, ("a", "b")).verdict == Verdict.TIE
+    one_sided = piles_up(train_pass([0] * 40 + [4] * 60), even, claim, ("a", "b"))
+    assert one_sided.verdict == Verdict.PARTLY
+    assert piles_up(piled, train_pass([]), claim, ("a", "b")).verdict == Verdict.NOT_MEASURED
+
+
+def test_wins_on_most_sets() -> None:
+    claim = "larger n wins on most sets"
+    table = scores({"up": 0.1, "same": 0.0, "down": -0.1}, by="policy")
+    up, same, down = (table[c].to_numpy() for c in ("up", "same", "down"))
+    names = ("n = 32", "n = 4")
+    assert wins_on_most({"easy": (up, same), "hard": (up, same), "veryeasy": (same, same)}, claim, names,
+                        METRIC).verdict == Verdict.REPRODUCED
+    assert wins_on_most({"easy": (up, same), "hard": (same, same), "veryeasy": (same, same)}, claim, names,
+                        METRIC).verdict == Verdict.PARTLY
+    assert wins_on_most({"easy": (same, same), "hard": (same, same)}, claim, names, METRIC).verdict == Verdict.TIE
+    assert wins_on_most({"easy": (down, same), "hard": (down, same), "veryeasy": (up, same)}, claim, names,
+                        METRIC).verdict == Verdict.NOT_REPRODUCED
+    assert wins_on_most({}, claim, names, METRIC).verdict == Verdict.NOT_MEASURED
+
+
+def test_the_planners_regret() -> None:
+    claim = "the planner picks a near-optimal n"
+    table = scores({4: 0.1, 8: 0.098, 16: -0.1})
+    assert planner_regret(table, 4, claim, METRIC).verdict == Verdict.REPRODUCED
+    assert planner_regret(table, 8, claim, METRIC).verdict == Verdict.TIE
+    wrong = planner_regret(table, 16, claim, METRIC)
+    assert wrong.verdict == Verdict.NOT_REPRODUCED and "regret 0.188" in wrong.measured
+    assert planner_regret(table, 64, claim, METRIC).verdict == Verdict.NOT_MEASURED
+
+
+def test_combining_the_parts_of_a_claim() -> None:
+    r, t, n = Verdict.REPRODUCED, Verdict.TIE, Verdict.NOT_REPRODUCED
+    assert [combine(p) for p in ([r, r], [r, t], [t, t], [r, n], [])] == [r, Verdict.PARTLY, t, n,
+                                                                            Verdict.NOT_MEASURED]

@@ -1,0 +1,84 @@
+"""What a reader sees: rounded tables, the findings table with coloured verdicts, the
+landing page built from executed chapters, and the cell tags that hide code."""
+
+import json
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from isobook.book import FINDINGS_MARKER, landing_page, tag_for_the_page
+from isobook.findings import Finding, Interval, Verdict
+from isobook.pages import FindingsTable, findings_of_notebook, landing_table, table
+
+FINDINGS = [Finding("easy: n* grows (Fig. 5)", "n* by budget: 512: 4, 4,096: 4", Verdict.NOT_REPRODUCED,
+                    "n within noise: {4} at 512, {4} at 4,096"),
+            Finding("hard: x (Fig. 7)", "a 0.812 vs b 0.800", Verdict.TIE, "a - b: +0.012 [-0.004, +0.031]")]
+
+
+def test_tables_show_integers_rounded_scores_sets_and_no_index() -> None:
+    frame = pd.DataFrame({"rollouts": [724.0, 4096.0], "n": [4, 32], "score": [0.8123456, 0.5],
+                          "within noise": [(4, 8), (32,)], "lead": [Interval(0.0123, -0.004, 0.031), None]},
+                         index=[7, 9])
+    html = table(frame, rename={"n": "n*"}).to_html()
+    for shown in (">724<", ">4,096<", ">0.812<", ">0.500<", ">{4, 8}<", ">{32}<", "+0.012 [-0.004, +0.031]", ">n*<"):
+        assert shown in html, shown
+    assert "724.0" not in html and "0.8123456" not in html and ">7<" not in html  # no raw floats, no index
+
+
+def test_a_findings_table_colours_its_verdicts_and_carries_its_rows() -> None:
+    shown = FindingsTable(FINDINGS, "02_n_versus_m", "4,096 rollouts per run")
+    data, metadata = shown._repr_mimebundle_()
+    assert "background-color: #f8d7da" in data["text/html"] and "background-color: #e2e3e5" in data["text/html"]
+    assert "Measured at 4,096 rollouts per run" in data["text/html"]
+    assert metadata["isobook"]["chapter"] == "02_n_versus_m"
+    assert [row["verdict"] for row in metadata["isobook"]["findings"]] == ["not reproduced", "tie"]
+    assert "not reproduced" in data["text/plain"]
+
+
+def executed_chapter(folder: Path, name: str, title: str, findings: list[Finding]) -> Path:
+    """An executed notebook as papermill leaves it: a title, parameters, and a findings cell."""
+    data, metadata = FindingsTable(findings, name, "512 rollouts per run")._repr_mimebundle_()
+    notebook = new_notebook(cells=[
+        new_markdown_cell(f"# {title}\n\nProse."),
+        new_code_cell('params = "params/cpu.yaml"', metadata={"tags": ["parameters"]}),
+        new_code_cell('params = "/abs/params/smoke.yaml"', metadata={"tags": ["injected-parameters"]}),
+        new_code_cell("outcomes = run()"),
+        new_code_cell("charts()", metadata={"tags": ["remove-input"]}),
+        new_code_cell("FindingsTable(...)", outputs=[new_output("execute_result", data=data, metadata=metadata,
+                                                                 execution_count=1)]),
+    ])
+    path = folder / f"{name}.ipynb"
+    nbformat.write(notebook, path)
+    return path
+
+
+def test_executed_chapters_hide_their_code_and_drop_their_parameters(tmp_path: Path) -> None:
+    path = executed_chapter(tmp_path, "02_n_versus_m", "n versus M", FINDINGS)
+    tag_for_the_page(path)
+    tags = [cell.metadata.get("tags", []) for cell in nbformat.read(path, as_version=4).cells]
+    assert tags == [[], ["parameters", "remove-cell"], ["injected-parameters", "remove-cell"], ["hide-input"],
+                    ["remove-input"], ["hide-input"]]
+
+
+def test_the_landing_page_lists_every_chapters_findings_with_a_link(tmp_path: Path) -> None:
+    notebooks = [executed_chapter(tmp_path, "01_recipe", "Recipe validation", FINDINGS[1:]),
+                 executed_chapter(tmp_path, "02_n_versus_m", "n versus M", FINDINGS)]
+    assert len(findings_of_notebook(json.loads(notebooks[1].read_text()))) == 1
+    template = tmp_path / "index.md"
+    template.write_text(f"# isobook\n\n{FINDINGS_MARKER}\n\nAfter.\n")
+    page = landing_page(template, notebooks)
+    assert FINDINGS_MARKER not in page and page.endswith("After.\n")
+    assert page.count('<a href="01_recipe.html">Recipe validation</a>') == 1
+    assert page.count('<a href="02_n_versus_m.html">n versus M</a>') == 1
+    assert page.count("<tr><td") == 3 and 'rowspan="2"' in page  # one row per finding, a chapter cell each
+    assert "3 findings: 2 tie, 1 not reproduced." in page  # in the order of Verdict
+    template.write_text("# no marker\n")
+    with pytest.raises(ValueError, match="no <!-- findings --> line"):
+        landing_page(template, notebooks)
+
+
+def test_an_empty_landing_table_says_so() -> None:
+    assert "0 findings: none." in landing_table([], {})
