@@ -86,7 +86,7 @@ runs_note(outcomes)
 
 # %%
 panels([curves_chart(part, avg, color="recipe", title=f"{set_name}: {avg}, B_p = {batch_problems}, n = {n}")
-        for set_name, part in points.groupby("set")], columns=1)
+        for set_name, part in points.groupby("set")], shared_legend=True)
 
 # %% [markdown]
 # Entropy and response length over training, averaged over windows of updates: the paper
@@ -98,8 +98,8 @@ training = history[history["step"] > 0]
 window = max(1, int(training["step"].max()) // 8)
 smoothed = (training.assign(window=(training["step"] - 1) // window)
             .groupby(["set", "recipe", "window"], as_index=False)[["rollouts", "entropy", "response_length"]].mean())
-panels([curves_chart(part, column, color="recipe", title=f"{set_name}: {column}")
-        for set_name, part in smoothed.groupby("set") for column in ("entropy", "response_length")])
+panels([curves_chart(part, column, color="recipe", title=f"{set_name}: {column.replace('_', ' ')}")
+        for set_name, part in smoothed.groupby("set") for column in ("entropy", "response_length")], shared_legend=True)
 
 # %% [markdown]
 # Final scores and the last quarter's training statistics of each cell:
@@ -133,7 +133,8 @@ def lr_at(base_lr: float, batch: int, rule: str) -> float:
 
 
 lr_scores = problem_scores(run_counts(lr_runs, "validation", lr_labels), ["base_lr"], avg)
-scaling_scores = problem_scores(run_counts(scaling_runs, "validation", [{"scaling": r} for r in rules]), ["scaling"], avg)
+scaling_scores = problem_scores(run_counts(scaling_runs, "validation", [{"scaling": r} for r in rules]), ["scaling"],
+                                avg)
 rows = [{"run": f"base LR {lr:g}", "LR at this batch": f"{lr_at(lr, batch_problems * n, config.recipe.lr_scaling):.2g}",
          avg: lr_scores[lr].mean()} for lr in lr_scores.columns]
 rows += [{"run": f"{rule} scaling", "LR at this batch": f"{lr_at(anchor, small_batch, rule):.2g}",
@@ -159,6 +160,7 @@ findings.append(training_statistic_rises(runs.get(("hard", on), empty), runs.get
                                          "hard: entropy and length blow up with the entropy bonus (Fig. 3)",
                                          ("with KL+entropy", "without")))
 findings.append(best_candidate(lr_scores, anchor, f"base-LR grid: the anchor {anchor:g} is best (Fig. 4)", avg))
-findings.append(best_candidate(scaling_scores, "sqrt", f"square-root LR scaling is best {config.recipe.reference_batch // small_batch}x "
-                                                       f"below the anchor's batch, B = {small_batch} (Fig. 4)", avg))
+findings.append(best_candidate(scaling_scores, "sqrt", f"square-root LR scaling is best "
+                               f"{config.recipe.reference_batch // small_batch}x below the anchor's batch, "
+                               f"B = {small_batch} (Fig. 4)", avg))
 FindingsTable(findings, "01_recipe", scale(config, half))

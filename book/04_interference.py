@@ -53,7 +53,8 @@ config = chapter_config(params, overrides, budget)
 avg = metric_name("avg", config.evaluation)
 batch_problems = config.sweep.batch_problems[0]
 n_values = [n for n in config.sweep.rollouts_per_problem if batch_problems * n <= config.sweep.max_batch]
-budgets = [b for b in power_of_two_budgets(config.evaluation, config.sweep.budget) if b >= batch_problems * max(n_values)]
+budgets = [b for b in power_of_two_budgets(config.evaluation, config.sweep.budget)
+           if b >= batch_problems * max(n_values)]
 
 # %% [markdown]
 # ## The base case: tabular softmax bandits

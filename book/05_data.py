@@ -113,7 +113,8 @@ findings.append(greater(easy[("-", 0)], easy[("hard", large_n)], claim, ("base m
 claim = "very easy data does not help: mix-tri does not beat mix-dual on hard (Fig. 15)"
 findings.append(greater(hard[("mix-tri", large_n)], hard[("mix-dual", large_n)], claim,
                         (f"mix-tri, n = {large_n}", f"mix-dual, n = {large_n}"), f"{avg} on hard", claimed=-1)
-                if {("mix-tri", large_n), ("mix-dual", large_n)} <= set(hard) else not_measured(claim, "no mixture runs"))
+                if {("mix-tri", large_n), ("mix-dual", large_n)} <= set(hard)
+                else not_measured(claim, "no mixture runs"))
 claim = "on a mixture, larger n wins on most validation sets at the budget (Fig. 15)"
 pairs = {name: (s[("mix-dual", large_n)], s[("mix-dual", small_n)]) for name, s in scores.items()
          if {("mix-dual", large_n), ("mix-dual", small_n)} <= set(s)}

@@ -111,7 +111,8 @@ def test_n_star_grows_clear_saturating_tie_reversal_and_missing() -> None:
     assert n_star_grows(optima_by_budget(tie, ["n"], METRIC, budgets), claim).verdict == Verdict.TIE
     flat = growth({512: {4: 0.2, 16: 0.0}, 4096: {4: 0.4, 16: 0.2}})  # the smallest n wins throughout
     found = n_star_grows(optima_by_budget(flat, ["n"], METRIC, budgets), claim)
-    assert found.verdict == Verdict.NOT_REPRODUCED and "n* by budget: 512: 4, 1,024: 4, 2,048: 4, 4,096: 4" in found.measured
+    assert found.verdict == Verdict.NOT_REPRODUCED
+    assert "n* by budget: 512: 4, 1,024: 4, 2,048: 4, 4,096: 4" in found.measured
     one_run = growth({512: {4: 0.2}, 4096: {4: 0.3}})
     assert n_star_grows(optima_by_budget(one_run, ["n"], METRIC, budgets), claim).verdict == Verdict.NOT_MEASURED
 
@@ -138,6 +139,12 @@ def grid(shifts: dict[tuple[int, int], float]) -> pd.DataFrame:
 
 def test_spread_over_n_against_spread_over_bp() -> None:
     claim = "B_p matters less than n"
+    # By hand: ranges over B_p at n = 4 and 8 are 0.02 and 0.01; over n at B_p = 8 and 16, 0.10 and 0.09.
+    exact = pd.DataFrame({(8, 4): [0.50] * 10, (16, 4): [0.52] * 10, (8, 8): [0.60] * 10, (16, 8): [0.61] * 10})
+    exact.columns = pd.MultiIndex.from_tuples(exact.columns, names=["batch_problems", "n"])
+    by_hand = spread_comparison(exact, claim, METRIC)
+    assert "spread 0.015 over B_p (fixed n) vs 0.095 over n (fixed B_p)" in by_hand.measured
+    assert "+0.080 [+0.080, +0.080]" in by_hand.uncertainty and by_hand.verdict == Verdict.REPRODUCED
     clear = spread_comparison(grid({(8, 4): 0.2, (8, 16): 0.0, (16, 4): 0.21, (16, 16): 0.01}), claim, METRIC)
     assert clear.verdict == Verdict.REPRODUCED
     assert "spread 0.00" in clear.measured and "vs 0.19" in clear.measured

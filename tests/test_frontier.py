@@ -5,8 +5,7 @@ import pandas as pd
 import pytest
 
 from isobook.fits import fit_sigmoid, sigmoid
-from isobook.frontier import (fit_curves, fit_optimal, frontier, measured_frontier, pass_summary,
-                              record_breaking, sensitivity_spread)
+from isobook.frontier import fit_curves, fit_optimal, frontier, measured_frontier, pass_summary, record_breaking
 from isobook.planner import held_out_check, plan
 
 N_VALUES = [2, 4, 8, 16, 32]
@@ -72,13 +71,6 @@ def test_a_sigmoid_of_log_n_star_is_recovered() -> None:
     fit = fit_optimal(points)
     assert fit.midpoint == pytest.approx(13.0, rel=0.05)
     assert (fit.low, fit.high) == pytest.approx((1.0, 6.0), rel=0.05)
-
-
-def test_sensitivity_spread_compares_ranges_over_b_p_and_over_n() -> None:
-    final = pd.DataFrame({"batch_problems": [8, 16, 8, 16], "n": [4, 4, 8, 8], "avg": [0.50, 0.52, 0.60, 0.61]})
-    spread = sensitivity_spread(final, "avg")
-    assert spread["over_batch_problems"] == pytest.approx((0.02 + 0.01) / 2)
-    assert spread["over_n"] == pytest.approx((0.10 + 0.09) / 2)
 
 
 def test_pass_summary_counts_stuck_and_solved_problems() -> None:

@@ -106,9 +106,10 @@ def histogram_chart(table: pd.DataFrame, value: str, count: str, title: str = ""
     ).properties(width=2 * WIDTH, height=HEIGHT)
 
 
-def panels(charts: list[alt.TopLevelMixin], columns: int = 2) -> alt.ConcatChart:
-    """Several charts as one figure, `columns` per row, each keeping its own colour scale."""
-    return alt.concat(*charts, columns=columns).resolve_scale(color="independent")
+def panels(charts: list[alt.TopLevelMixin], columns: int = 2, shared_legend: bool = False) -> alt.ConcatChart:
+    """Several charts as one figure, `columns` per row, each keeping its own colour scale
+    (or, with `shared_legend`, one legend for charts colouring the same categories)."""
+    return alt.concat(*charts, columns=columns).resolve_scale(color="shared" if shared_legend else "independent")
 
 
 def pass_chart(train_pass: pd.DataFrame, title: str = "") -> alt.FacetChart:

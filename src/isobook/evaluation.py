@@ -66,12 +66,6 @@ def correct_counts(engine: RolloutEngine, task: Task, problems: list[Problem], s
     return count_correct(engine, task, problems, samples, sampling)["correct"].to_numpy()
 
 
-def tie_tolerance(settings: EvaluationConfig) -> float:
-    """Two standard errors of avg@k at its widest (pass rate 0.5) over the validation
-    samples: two scores closer than this are a tie."""
-    return 2 * (0.25 / (settings.validation_problems * settings.samples)) ** 0.5
-
-
 def metric_name(kind: str, settings: EvaluationConfig) -> str:
     """The run store's column for a validation metric: ``val_avg@4`` for `kind` ``avg``
     (or ``best``, ``worst``) with ``evaluation.k = 4``."""

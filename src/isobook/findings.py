@@ -119,7 +119,8 @@ def per_problem(correct: np.ndarray, samples: int, metric: str) -> np.ndarray:
     return _ESTIMATORS[match[1]](np.asarray(correct), samples, int(match[2]))
 
 
-def problem_scores(counts: pd.DataFrame, by: Sequence[str], metric: str, rollouts: float | None = None) -> pd.DataFrame:
+def problem_scores(counts: pd.DataFrame, by: Sequence[str], metric: str,
+                   rollouts: float | None = None) -> pd.DataFrame:
     """Per-problem `metric` of each candidate (the `by` columns, e.g. ``["n"]``): rows are
     problems (``id``) scored by every candidate, columns the candidates, each problem's
     score averaged over seeds. # [problems, candidates]
@@ -129,7 +130,9 @@ def problem_scores(counts: pd.DataFrame, by: Sequence[str], metric: str, rollout
     latest evaluation within that compute after at least one update (a run whose first
     update costs more is no candidate there)."""
     runs = [*by, "seed"] if "seed" in counts else list(by)
-    table = counts if rollouts is None else counts[(counts["rollouts"] > 0) & (counts["rollouts"] <= rollouts * (1 + 1e-9))]
+    table = counts
+    if rollouts is not None:
+        table = counts[(counts["rollouts"] > 0) & (counts["rollouts"] <= rollouts * (1 + 1e-9))]
     if table.empty:
         return pd.DataFrame()
     latest = table.groupby(runs)["rollouts"].transform("max")

@@ -13,9 +13,7 @@ The steps, each a pure function:
    was measured on;
 4. `fit_optimal`: a sigmoid of log2 n* versus log2 rollouts along the frontier
    (`measured_frontier` gives the same envelope from the raw running bests, as a check);
-5. `sensitivity_spread`: how much final reward moves over B_p at fixed n versus over n at
-   fixed B_p (paper Figure 9);
-6. `pass_summary`: how per-problem pass@1 spreads over training (paper Figure 12).
+5. `pass_summary`: how per-problem pass@1 spreads over training (paper Figure 12).
 
 `analyse_frontier` runs steps 2-4 for a chapter in one call.
 """
@@ -95,18 +93,6 @@ def measured_frontier(points: pd.DataFrame, log2_rollouts: Sequence[float], by: 
 def fit_optimal(frontier_points: pd.DataFrame, column: str = "n") -> SigmoidFit:
     """A sigmoid of log2 of the frontier's `column` (n* by default) versus log2 rollouts."""
     return fit_sigmoid(frontier_points["log2_rollouts"], np.log2(frontier_points[column].astype(float)))
-
-
-def sensitivity_spread(final: pd.DataFrame, metric: str) -> dict[str, float]:
-    """Mean range (max - min) of `metric` over B_p at fixed n, and over n at fixed B_p.
-
-    `final`: one row per run with ``batch_problems``, ``n`` and `metric` at a common
-    budget; only groups with at least two runs count."""
-    def mean_range(fixed: str) -> float:
-        ranges = [g[metric].max() - g[metric].min() for _, g in final.groupby(fixed) if len(g) >= 2]
-        return float(np.mean(ranges)) if ranges else float("nan")
-
-    return {"over_batch_problems": mean_range("n"), "over_n": mean_range("batch_problems")}
 
 
 def pass_summary(train_pass: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:

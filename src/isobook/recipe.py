@@ -1,9 +1,9 @@
 """The healthy recipe as numbers: loss weights per set and the learning rate per batch size.
 
 Paper (section "What constitutes a healthy RL recipe", Figures 3-4): KL + entropy on easy
-sets, neither on hard sets and mixtures; AdamW with linear warm-up then a constant LR, ``base_lr`` at a reference batch scaled to
-the batch B = B_p * n by the square root of B / reference (linear was unstable at large B,
-constant converged slower). The anchor itself is model-specific; isobook's was found with
+sets, neither on hard sets and mixtures; AdamW with linear warm-up then a constant LR,
+``base_lr`` at a reference batch scaled to the batch B = B_p * n by the square root of
+B / reference (linear was unstable at large B, constant converged slower). The anchor itself is model-specific; isobook's was found with
 the paper's Figure 4 grid and is recorded in ``params/lr-anchor.yaml``.
 """
 

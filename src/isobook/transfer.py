@@ -1,9 +1,8 @@
 """Finished runs' policies scored on other sets' validation splits (the mixtures study,
 paper Figure 15): does training on hard problems forget easy ones, does very-easy data help?
 
-    from isobook.transfer import transfer_counts, transfer_scores
-    scores = transfer_scores(configs, ["easy", "hard", "veryeasy"])   # one row per (policy, set)
-    counts = transfer_counts(configs, ["easy", "hard"])               # one row per (policy, set, problem)
+    from isobook.transfer import transfer_counts
+    counts = transfer_counts(configs, ["easy", "hard", "veryeasy"])   # one row per (policy, set, problem)
 
 Scores use the same estimators, samples and seed as a run's own evaluation, on the first
 `evaluation.validation_problems` problems of each set's validation split. The base model
@@ -22,7 +21,7 @@ import pandas as pd
 
 from isobook.base_model import ensure_base_model
 from isobook.config import Config, fingerprint
-from isobook.evaluation import correct_counts, validation_scores
+from isobook.evaluation import correct_counts
 from isobook.pipeline import prepare_sets, sets_id
 from isobook.rollout import inference_engine
 from isobook.run_store import base_scores_path, read_status, run_folder, run_name
@@ -30,18 +29,6 @@ from isobook.runs import EVAL_SEED, problems_of
 from isobook.storage import atomic_write_text
 from isobook.tasks import Problem, make_task
 from isobook.trainer import step_seed
-
-
-def transfer_scores(configs: list[Config], set_names: Sequence[str]) -> pd.DataFrame:
-    """avg@k, best@k, worst@k (columns ``val_*``) of the base model and of every finished
-    run's final policy in `configs`, on each set in `set_names`: one row per (``run``,
-    ``train_set``, ``n``, ``rollouts``, ``set``), the means of `transfer_counts`."""
-    counts = transfer_counts(configs, set_names)
-    ev = configs[0].evaluation
-    identity = ["run", "train_set", "n", "rollouts", "set"]
-    rows = [{**dict(zip(identity, key)), **validation_scores(part["correct"].to_numpy(), ev.samples, ev.k)}
-            for key, part in counts.groupby(identity, sort=False)]
-    return pd.DataFrame(rows)
 
 
 def transfer_counts(configs: list[Config], set_names: Sequence[str]) -> pd.DataFrame:
