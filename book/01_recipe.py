@@ -21,9 +21,10 @@
 # **How the verdicts are decided.** Final validation scores compare problem by problem
 # (95% paired bootstrap over the validation problems); a cell is "best" only where it
 # leads every other beyond that interval, and a lead within it is a tie. Entropy and
-# response length compare over the updates of each run's last quarter (Welch's 95%
-# interval). Longer runs, where collapses and blow-ups have time to develop, would
-# sharpen these verdicts.
+# response length compare over each run's last quarter of updates (Welch's 95% interval
+# on block means). Each cell is one trained run (one seed), so the intervals hold
+# evaluation noise, not seed-to-seed training noise. Longer runs, where collapses and
+# blow-ups have time to develop, would sharpen these verdicts.
 
 # %% tags=["parameters"]
 params = "params/cpu.yaml"  # a preset from params/
@@ -37,7 +38,7 @@ import pandas as pd
 from isobook.book import chapter_config
 from isobook.charts import curves_chart, panels, use_offline_renderer
 from isobook.evaluation import metric_name
-from isobook.findings import best_candidate, problem_scores, training_statistic_rises
+from isobook.findings import best_candidate, last_quarter, problem_scores, training_statistic_rises
 from isobook.pages import FindingsTable, runs_note, scale, table
 from isobook.recipe import LrScaling, scaled_lr
 from isobook.sweeps import grid_run, run_configs, run_counts, run_history, run_points
@@ -105,11 +106,12 @@ panels([curves_chart(part, column, color="recipe", title=f"{set_name}: {column.r
 # Final scores and the last quarter's training statistics of each cell:
 
 # %%
+runs = {(s, r): part for (s, r), part in history.groupby(["set", "recipe"])}
 final = points.sort_values("rollouts").groupby(["set", "recipe"]).tail(1)
-trained = history[history["step"] > 0.75 * history.groupby(["set", "recipe"])["step"].transform("max")]
-last_quarter = trained.groupby(["set", "recipe"], as_index=False)[["entropy", "response_length"]].mean()
-table(final[["set", "recipe", "rollouts", avg, best, worst]].merge(last_quarter, on=["set", "recipe"]),
-      rename={"entropy": "entropy (last quarter)", "response_length": "length (last quarter)"})
+table(final[["set", "recipe", "rollouts", avg, best, worst]].assign(
+    **{f"{column.replace('_', ' ')} (last quarter)": [last_quarter(runs[(s, r)], column).mean()
+                                                      for s, r in zip(final["set"], final["recipe"])]
+       for column in ("entropy", "response_length")}))
 
 # %% [markdown]
 # ## The learning rate: a base-LR grid, then the scaling rule (Figure 4)
@@ -150,7 +152,6 @@ for set_name, preset in presets.items():
     scores = problem_scores(counts[counts["set"] == set_name], ["recipe"], avg)
     findings.append(best_candidate(scores, preset, f"{set_name}: the preset ({preset}) is the best cell (Fig. 3)", avg))
 on, off = "KL+entropy, keep all", "neither"
-runs = {(s, r): part for (s, r), part in history.groupby(["set", "recipe"])}
 empty = history.iloc[:0]
 findings.append(training_statistic_rises(runs.get(("easy", on), empty), runs.get(("easy", off), empty), ["entropy"],
                                          "easy: entropy collapses without KL+entropy (Fig. 3)",

@@ -20,8 +20,9 @@
 # by problem (95% paired bootstrap over validation problems); $n^*(M)$ "rises" only when
 # every $n$ within noise of the best split after the most updates exceeds every $n$ within
 # noise after the fewest. The sensitivity claim compares the two spreads of final reward
-# through the same bootstrap. More updates (a larger `budget`) are what would let
-# $n^*(M)$ move.
+# through the same bootstrap. Each split is one trained run (one seed): the intervals hold
+# evaluation noise, not seed-to-seed training noise. More updates (a larger `budget`) are
+# what would let $n^*(M)$ move.
 
 # %% tags=["parameters"]
 params = "params/cpu.yaml"  # a preset from params/; the grid is its sweep section
@@ -89,13 +90,15 @@ table(pd.concat([o.assign(set=s, updates=o["rollouts"] / batch) for s, o in opti
 # ## Sensitivity: B_p at fixed n versus n at fixed B_p (Figure 9)
 #
 # The fixed-$B$ runs above and chapter 02's runs at the grid's first $B_p$ (shared through
-# the run store), each at the sweep's budget: the spread (max - min) of final reward over
-# $B_p$ at each $n$, and over $n$ at each $B_p$, averaged.
+# the run store), each at the sweep's budget. The paper compares the range of final reward
+# over $B_p$ at fixed $n$ with the range over $n$ at fixed $B_p$; our grid has four $n$ per
+# $B_p$ but only two $B_p$ per $n$, and a range grows with the runs it spans, so we compare
+# the mean change between two runs that differ only in $B_p$ with that between two runs
+# that differ only in $n$.
 
 # %%
 final = {set_name: problem_scores(part, ["batch_problems", "n"], avg, rollouts=config.sweep.budget)
-         for set_name, part in run_counts(sensitivity, "validation").drop_duplicates(
-             ["set", "batch_problems", "n", "rollouts", "id"]).groupby("set")}
+         for set_name, part in run_counts(sensitivity, "validation").groupby("set")}
 table(pd.concat([pd.DataFrame({"set": s, "B_p": [bp for bp, _ in f.columns], "n": [n for _, n in f.columns],
                                avg: f.mean().to_numpy()}) for s, f in final.items()]))
 

@@ -5,13 +5,16 @@ Synthetic evaluations mimic the run store: 200 validation problems, 4 samples ea
 with common random numbers (every policy sees the same uniforms, as every run uses the
 same evaluation seed), so paired comparisons are as sharp as in the book."""
 
+import re
 import zlib
 
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
-from isobook.findings import (Interval, Verdict, best_candidate, combine, greater, n_star_grows, optima_by_budget,
+from isobook.findings import (Interval, Verdict, bandit_optimum, best_candidate, combine, greater, n_star_grows,
+                              optima_by_budget,
                               optimum, optimum_above, paired_interval, per_problem, piles_up, planner_regret,
                               optimum_of, problem_scores, smallest_n_wins, spread_comparison,
                               training_statistic_rises, wins_on_most)
@@ -71,9 +74,19 @@ def test_problem_scores_read_each_run_at_its_latest_evaluation_within_the_comput
     assert last[32].to_numpy() == pytest.approx(both_seeds)  # averaged over seeds, problem by problem
 
 
+def test_a_small_consistent_gain_is_resolved_only_because_problems_are_paired() -> None:
+    rng = np.random.default_rng(3)
+    base = rng.uniform(0, 1, 200)  # problems differ a lot from one another...
+    better = base + 0.02 + 0.01 * rng.standard_normal(200)  # ...and the gain is small but steady
+    assert paired_interval(better, base).sign == 1
+    unpaired = stats.bootstrap((better, base), lambda a, b, axis: a.mean(axis) - b.mean(axis), paired=False,
+                               vectorized=True, rng=np.random.default_rng(0), method="percentile")
+    assert unpaired.confidence_interval.low < 0  # ignoring the pairing, the same gain is a tie
+
+
 def test_optimum_keeps_the_candidates_within_noise() -> None:
     found = optimum(scores({4: 0.0, 8: 0.005, 16: -0.15}))
-    assert found.best == 8 and found.tied == (4, 8)
+    assert found.tied == (4, 8) and found.best in (4, 8)
     assert found.runner_up.sign == 0
 
 
@@ -96,7 +109,7 @@ def growth(shifts: dict[int, dict[int, float]]) -> pd.DataFrame:
     return pd.concat([counts(s, rollouts=budget, n=n) for budget, row in shifts.items() for n, s in row.items()])
 
 
-def test_n_star_grows_clear_saturating_tie_reversal_and_missing() -> None:
+def test_n_star_grows_clear_tie_reversal_and_missing() -> None:
     budgets = [512, 1024, 2048, 4096]
     claim = "n* grows with C"
     grows = growth({512: {4: 0.2, 16: 0.0}, 1024: {4: 0.25, 16: 0.25}, 2048: {4: 0.3, 16: 0.45},
@@ -105,14 +118,20 @@ def test_n_star_grows_clear_saturating_tie_reversal_and_missing() -> None:
     assert optima["n"].tolist() == [4, 4, 16, 16]
     assert optima["within noise"].iloc[0] == (4,) and optima["within noise"].iloc[-1] == (16,)
     assert n_star_grows(optima, claim).verdict == Verdict.REPRODUCED
-    still_rising = growth({512: {4: 0.2, 16: 0.0}, 4096: {4: 0.3, 16: 0.5}})
-    assert n_star_grows(optima_by_budget(still_rising, ["n"], METRIC, [512, 4096]), claim).verdict == Verdict.PARTLY
+    two_budgets = growth({512: {4: 0.2, 16: 0.0}, 4096: {4: 0.3, 16: 0.5}})
+    assert n_star_grows(optima_by_budget(two_budgets, ["n"], METRIC, [512, 4096]), claim).verdict == Verdict.REPRODUCED
     tie = growth({512: {4: 0.0, 16: 0.0}, 4096: {4: 0.3, 16: 0.305}})
     assert n_star_grows(optima_by_budget(tie, ["n"], METRIC, budgets), claim).verdict == Verdict.TIE
     flat = growth({512: {4: 0.2, 16: 0.0}, 4096: {4: 0.4, 16: 0.2}})  # the smallest n wins throughout
     found = n_star_grows(optima_by_budget(flat, ["n"], METRIC, budgets), claim)
     assert found.verdict == Verdict.NOT_REPRODUCED
     assert "n* by budget: 512: 4, 1,024: 4, 2,048: 4, 4,096: 4" in found.measured
+    joint = pd.concat([counts(s, rollouts=r, batch_problems=bp, n=n)
+                       for r, shifts in {512: {(8, 4): 0.2, (4, 8): 0.0}, 4096: {(8, 4): 0.3, (4, 8): 0.45}}.items()
+                       for (bp, n), s in shifts.items()])
+    joint_optima = optima_by_budget(joint, ["batch_problems", "n"], METRIC, [512, 4096])
+    assert joint_optima[["batch_problems", "n"]].values.tolist() == [[8, 4], [4, 8]]
+    assert n_star_grows(joint_optima, claim).verdict == Verdict.REPRODUCED  # n read from the (B_p, n) pairs
     one_run = growth({512: {4: 0.2}, 4096: {4: 0.3}})
     assert n_star_grows(optima_by_budget(one_run, ["n"], METRIC, budgets), claim).verdict == Verdict.NOT_MEASURED
 
@@ -128,8 +147,9 @@ def test_one_optimum_above_another_clear_tie_reversal() -> None:
     assert tie.verdict == Verdict.TIE and "worst@4 {4, 16}" in tie.uncertainty
     reversal = optimum_above(named("worst@4", {4: 0.1, 16: 0.0}), named("best@4", {4: 0.1, 16: 0.0}), claim)
     assert reversal.verdict == Verdict.NOT_REPRODUCED  # both peak at n = 4, beyond noise
-    with pytest.raises(ValueError, match="no finished run"):
-        optimum_of(counts(0.0, n=4).iloc[:0], ["n"], METRIC)
+    nothing = optimum_of(counts(0.0, n=4).iloc[:0], ["n"], METRIC)
+    assert nothing == (None, [])
+    assert optimum_above(("worst@4", *nothing), named("best@4", {4: 0.1}), claim).verdict == Verdict.NOT_MEASURED
 
 
 def grid(shifts: dict[tuple[int, int], float]) -> pd.DataFrame:
@@ -143,17 +163,21 @@ def test_spread_over_n_against_spread_over_bp() -> None:
     exact = pd.DataFrame({(8, 4): [0.50] * 10, (16, 4): [0.52] * 10, (8, 8): [0.60] * 10, (16, 8): [0.61] * 10})
     exact.columns = pd.MultiIndex.from_tuples(exact.columns, names=["batch_problems", "n"])
     by_hand = spread_comparison(exact, claim, METRIC)
-    assert "spread 0.015 over B_p (fixed n) vs 0.095 over n (fixed B_p)" in by_hand.measured
+    assert "moves 0.015 when only B_p changes (2 pairs) vs 0.095 when only n changes (2 pairs)" in by_hand.measured
     assert "+0.080 [+0.080, +0.080]" in by_hand.uncertainty and by_hand.verdict == Verdict.REPRODUCED
     clear = spread_comparison(grid({(8, 4): 0.2, (8, 16): 0.0, (16, 4): 0.21, (16, 16): 0.01}), claim, METRIC)
     assert clear.verdict == Verdict.REPRODUCED
-    assert "spread 0.00" in clear.measured and "vs 0.19" in clear.measured
+    assert "moves 0.00" in clear.measured and "vs 0.19" in clear.measured
     reversal = spread_comparison(grid({(8, 4): 0.2, (8, 16): 0.2, (16, 4): 0.0, (16, 16): 0.0}), claim, METRIC)
     assert reversal.verdict == Verdict.NOT_REPRODUCED
     tie = spread_comparison(grid({(8, 4): 0.0, (8, 16): 0.0, (16, 4): 0.0, (16, 16): 0.0}), claim, METRIC)
     assert tie.verdict == Verdict.TIE
     missing = spread_comparison(grid({(8, 4): 0.0, (8, 16): 0.1}), claim, METRIC)
     assert missing.verdict == Verdict.NOT_MEASURED
+    assert spread_comparison(pd.DataFrame(), claim, METRIC).verdict == Verdict.NOT_MEASURED
+    # Unequal groups: four n at one B_p, two B_p at one n, all equal but for noise: pairs keep it a tie.
+    uneven = grid({(8, 4): 0.0, (8, 8): 0.0, (8, 16): 0.0, (8, 32): 0.0, (16, 8): 0.0})
+    assert spread_comparison(uneven, claim, METRIC).verdict == Verdict.TIE
 
 
 def test_greater_and_its_no_gain_form() -> None:
@@ -165,6 +189,7 @@ def test_greater_and_its_no_gain_form() -> None:
     # A claim of no gain: "very easy data does not help" holds when the gain is negative.
     assert greater(trained, base, "x", ("a", "b"), METRIC, claimed=-1).verdict == Verdict.REPRODUCED
     assert greater(base, np.array([]), "x", ("a", "b"), METRIC).verdict == Verdict.NOT_MEASURED
+    assert greater(None, base, "x", ("a", "b"), METRIC).verdict == Verdict.NOT_MEASURED
 
 
 def logged(values: dict[str, np.ndarray]) -> pd.DataFrame:
@@ -181,7 +206,7 @@ def test_training_statistics_compare_by_welch_interval_over_the_last_quarter() -
     claim = "entropy and length blow up with the bonus"
     clear = training_statistic_rises(logged({"entropy": high, "length": high}), logged({"entropy": low, "length": low}),
                                      ["entropy", "length"], claim, ("with", "without"))
-    assert clear.verdict == Verdict.REPRODUCED and "last 8 updates" in clear.uncertainty
+    assert clear.verdict == Verdict.REPRODUCED and "4 block means of the last 8 updates" in clear.uncertainty
     assert "entropy: 1.00" in clear.measured
     half = training_statistic_rises(logged({"entropy": high, "length": low}), logged({"entropy": low, "length": low}),
                                     ["entropy", "length"], claim, ("with", "without"))
@@ -209,6 +234,13 @@ def test_the_smallest_n_wins_the_bandit_beyond_its_standard_errors() -> None:
     assert smallest_n_wins(bandit_curves({2: 0.1}, se=0.01), [4096], claim).verdict == Verdict.NOT_MEASURED
 
 
+def test_the_bandits_optimum_and_the_n_within_its_standard_errors() -> None:
+    found = bandit_optimum(bandit_curves({2: 0.1, 8: 0.101, 32: 0.4}, se=0.005), 4096)
+    assert (found.best, found.tied) == (2, (2, 8)) and found.value == pytest.approx(0.9)
+    one_seed = bandit_optimum(bandit_curves({2: 0.1, 8: 0.2}, se=np.nan), 4096)
+    assert one_seed.tied == (2, 8)  # no standard error from one seed: nothing is resolved
+
+
 def train_pass(correct: list[int]) -> pd.DataFrame:
     return pd.DataFrame({"id": range(len(correct)), "correct": correct, "samples": 8})
 
@@ -217,13 +249,20 @@ def test_pass_rates_pile_up_at_zero_and_one_for_small_n() -> None:
     claim = "small n piles problems at 0 and 1"
     piled = train_pass([0] * 40 + [8] * 40 + [4] * 20)
     even = train_pass([4] * 100)
-    clear = piles_up(piled, even, claim, ("n = 4", "n = 32"))
-    assert clear.verdict == Verdict.REPRODUCED and "at pass@1 = 0: 40% (n = 4) vs 0% (n = 32)" in clear.measured
-    assert piles_up(even, piled, claim, ("a", "b")).verdict == Verdict.NOT_REPRODUCED
-    assert piles_up(even, even, claim, ("a", "b")).verdict == Verdict.TIE
-    one_sided = piles_up(train_pass([0] * 40 + [4] * 60), even, claim, ("a", "b"))
-    assert one_sided.verdict == Verdict.PARTLY
-    assert piles_up(piled, train_pass([]), claim, ("a", "b")).verdict == Verdict.NOT_MEASURED
+
+    def measured(small: pd.DataFrame, large: pd.DataFrame, large_at: int = 4096) -> pd.DataFrame:
+        return pd.concat([small.assign(n=4, rollouts=4096), large.assign(n=32, rollouts=large_at),
+                          even.assign(n=4, rollouts=0), even.assign(n=32, rollouts=0)])
+
+    clear = piles_up(measured(piled, even), 4, 32, claim)
+    assert clear.verdict == Verdict.REPRODUCED
+    assert "4,096 rollouts; at pass@1 = 0: 40% (n = 4) vs 0% (n = 32)" in clear.measured
+    assert piles_up(measured(even, piled), 4, 32, claim).verdict == Verdict.NOT_REPRODUCED
+    assert piles_up(measured(even, even), 4, 32, claim).verdict == Verdict.TIE
+    assert piles_up(measured(train_pass([0] * 40 + [4] * 60), even), 4, 32, claim).verdict == Verdict.PARTLY
+    # n = 32 measured at another compute: the comparison falls back to the compute both have (the start).
+    assert "0 rollouts" in piles_up(measured(piled, even, large_at=2048), 4, 32, claim).measured
+    assert piles_up(measured(piled, even), 4, 64, claim).verdict == Verdict.NOT_MEASURED
 
 
 def test_wins_on_most_sets() -> None:
@@ -238,17 +277,24 @@ def test_wins_on_most_sets() -> None:
     assert wins_on_most({"easy": (same, same), "hard": (same, same)}, claim, names, METRIC).verdict == Verdict.TIE
     assert wins_on_most({"easy": (down, same), "hard": (down, same), "veryeasy": (up, same)}, claim, names,
                         METRIC).verdict == Verdict.NOT_REPRODUCED
+    assert wins_on_most({"easy": (up, same), "hard": (down, same)}, claim, names,
+                        METRIC).verdict == Verdict.NOT_REPRODUCED  # one win, one loss
+    assert wins_on_most({"easy": (up, same), "hard": (down, same), "veryeasy": (same, same)}, claim, names,
+                        METRIC).verdict == Verdict.NOT_REPRODUCED
     assert wins_on_most({}, claim, names, METRIC).verdict == Verdict.NOT_MEASURED
 
 
-def test_the_planners_regret() -> None:
-    claim = "the planner picks a near-optimal n"
+def test_the_planners_regret_is_a_claim_of_no_loss() -> None:
+    claim = "the planner loses nothing against the best n"
     table = scores({4: 0.1, 8: 0.098, 16: -0.1})
-    assert planner_regret(table, 4, claim, METRIC).verdict == Verdict.REPRODUCED
-    assert planner_regret(table, 8, claim, METRIC).verdict == Verdict.TIE
+    assert planner_regret(table, 4, claim, METRIC).verdict == Verdict.TIE  # the best: regret 0
+    assert planner_regret(table, 8, claim, METRIC).verdict == Verdict.TIE  # within noise of the best
     wrong = planner_regret(table, 16, claim, METRIC)
-    assert wrong.verdict == Verdict.NOT_REPRODUCED and "regret 0.188" in wrong.measured
+    regret = table.mean().max() - table[16].mean()
+    shown = float(re.search(r"regret (\d\.\d+)$", wrong.measured)[1])
+    assert wrong.verdict == Verdict.NOT_REPRODUCED and shown == pytest.approx(regret, abs=1e-3)  # shown to 3 decimals
     assert planner_regret(table, 64, claim, METRIC).verdict == Verdict.NOT_MEASURED
+    assert planner_regret(table, None, claim, METRIC).measured == "the planner could not be fitted"
 
 
 def test_combining_the_parts_of_a_claim() -> None:

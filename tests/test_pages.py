@@ -82,3 +82,23 @@ def test_the_landing_page_lists_every_chapters_findings_with_a_link(tmp_path: Pa
 
 def test_an_empty_landing_table_says_so() -> None:
     assert "0 findings: none." in landing_table([], {})
+
+
+def test_score_columns_keep_their_decimals_even_when_whole() -> None:
+    html = table(pd.DataFrame({"val_best@4": [1.0, 0.0], "rollouts": [512.0, 1024.0], "n": [4, 8]})).to_html()
+    assert ">1.000<" in html and ">0.000<" in html and ">1,024<" in html and ">8<" in html
+
+
+def test_runs_note_names_failures_and_runs_without_counts(tmp_path: Path) -> None:
+    from isobook.pages import runs_note
+
+    counted, old = tmp_path / "easy-bp8-n4", tmp_path / "easy-bp8-n8"
+    counted.mkdir(), old.mkdir()
+    (counted / "validation.parquet").write_text("")
+    outcomes = pd.DataFrame({"set": "easy", "batch_problems": 8, "n": [4, 8, 16],
+                             "folder": [str(counted), str(old), str(tmp_path / "x")],
+                             "status": ["finished", "finished", "failed"], "reason": [None, None, "loss is nan"]})
+    text = runs_note(outcomes).data
+    assert "2 of 3 runs finished; not finished: easy B_p = 8, n = 16: failed (loss is nan)." in text
+    assert "1 finished runs come from an older store" in text and "easy-bp8-n8" in text
+    assert runs_note(outcomes.iloc[:1]).data == "*All 1 runs finished (from the run store, or trained now).*"

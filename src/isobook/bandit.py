@@ -114,12 +114,17 @@ def suboptimality_curves(setup: BanditSetup, n_values: list[int], budget: int, p
     return pd.concat(frames, ignore_index=True)[["n", "update", "rollouts", "suboptimality", "suboptimality_se"]]
 
 
+def curves_at(curves: pd.DataFrame, budget: float) -> pd.DataFrame:
+    """Each curve at its last point within `budget` rollouts, indexed by ``n``."""
+    return curves[curves["rollouts"] <= budget].sort_values("rollouts").groupby("n").tail(1).set_index("n")
+
+
 def best_n(curves: pd.DataFrame, budgets: list[int]) -> pd.DataFrame:
     """The n with the lowest suboptimality at each budget (each curve read at its last
     point within the budget): columns ``rollouts``, ``n``, ``suboptimality``."""
     rows = []
     for budget in budgets:
-        within = curves[curves["rollouts"] <= budget].sort_values("rollouts").groupby("n").tail(1)
-        winner = within.loc[within["suboptimality"].idxmin()]
-        rows.append({"rollouts": budget, "n": int(winner["n"]), "suboptimality": float(winner["suboptimality"])})
+        within = curves_at(curves, budget)
+        winner = within["suboptimality"].idxmin()
+        rows.append({"rollouts": budget, "n": int(winner), "suboptimality": float(within.loc[winner, "suboptimality"])})
     return pd.DataFrame(rows)

@@ -35,6 +35,7 @@ def compute_axis(rollouts: Sequence[float], title: str = "rollouts (C)") -> alt.
     """A log2 x axis over `rollouts` (all > 0) ticked at the powers of two it spans."""
     values = np.asarray(rollouts, dtype=float)
     low, high = math.floor(math.log2(values.min())), math.ceil(math.log2(values.max()))
+    high = max(high, low + 1)  # one power of two alone would be a domain of zero width
     ticks = [2**e for e in range(low, high + 1)]
     return alt.X("rollouts:Q", title=title, scale=alt.Scale(type="log", base=2, domain=[2**low, 2**high]),
                  axis=alt.Axis(values=ticks, format=",", labelAngle=0 if len(ticks) <= 6 else -45))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -35,11 +36,13 @@ VERDICT_COLOURS = {
 METADATA_KEY = "isobook"
 
 
+COUNT_COLUMNS = ("rollouts", "updates", "tokens", "steps", "budget")  # float columns that hold counts
+
+
 def table(frame: pd.DataFrame, rename: dict[str, str] | None = None, digits: int = 3) -> Styler:
-    """`frame` for reading: no index, whole numbers as integers (``4,096``), other numbers
-    rounded to `digits` decimals, sets of values as ``{4, 8}``, column names as given in
-    `rename`."""
-    frame = frame.reset_index(drop=True).rename(columns=rename or {})
+    """`frame` for reading: no index, integer columns and counts (`COUNT_COLUMNS`) as
+    integers (``4,096``), other numbers (scores) rounded to `digits` decimals, sets of
+    values as ``{4, 8}``, column names as given in `rename`."""
     formats: dict[str, Any] = {}
     for column in frame.columns:
         values = frame[column]
@@ -47,10 +50,12 @@ def table(frame: pd.DataFrame, rename: dict[str, str] | None = None, digits: int
             continue
         if not pd.api.types.is_numeric_dtype(values):
             formats[column] = _plain
-            continue
-        whole = values.dropna().apply(lambda v: float(v).is_integer()).all()
-        formats[column] = "{:,.0f}" if whole else f"{{:.{digits}f}}"
-    return frame.style.hide(axis="index").format(formats, na_rep="-")
+        elif pd.api.types.is_integer_dtype(values) or column in COUNT_COLUMNS:
+            formats[column] = "{:,.0f}"
+        else:
+            formats[column] = f"{{:.{digits}f}}"
+    named = {(rename or {}).get(column, column): shown for column, shown in formats.items()}
+    return frame.reset_index(drop=True).rename(columns=rename or {}).style.hide(axis="index").format(named, na_rep="-")
 
 
 def _plain(value: Any) -> str:
@@ -60,13 +65,21 @@ def _plain(value: Any) -> str:
 
 
 def runs_note(outcomes: pd.DataFrame) -> Markdown:
-    """How a chapter's runs ended, in a sentence: all finished, or which did not and why."""
+    """How a chapter's runs ended, in a sentence: all finished, or which did not and why;
+    and finished runs of an older store that kept no per-problem counts (their verdicts
+    say "not measured" until they are retrained)."""
     failed = outcomes[outcomes["status"] != "finished"]
-    if failed.empty:
-        return note(f"All {len(outcomes)} runs finished (from the run store, or trained now).")
-    listed = "; ".join(f"{row.set} B_p = {row.batch_problems}, n = {row.n}: {row.status} ({row.reason})"
-                       for row in failed.itertuples())
-    return note(f"{len(outcomes) - len(failed)} of {len(outcomes)} runs finished; not finished: {listed}.")
+    finished = outcomes[outcomes["status"] == "finished"]
+    uncounted = [Path(folder).name for folder in finished["folder"]
+                 if not (Path(folder) / "validation.parquet").is_file()]
+    text = (f"All {len(outcomes)} runs finished (from the run store, or trained now)." if failed.empty else
+            f"{len(finished)} of {len(outcomes)} runs finished; not finished: "
+            + "; ".join(f"{row.set} B_p = {row.batch_problems}, n = {row.n}: {row.status} ({row.reason})"
+                        for row in failed.itertuples()) + ".")
+    if uncounted:
+        text += (f" {len(uncounted)} finished runs come from an older store without per-problem counts "
+                 f"(validation.parquet), so no verdict uses them; delete them to retrain: {', '.join(uncounted)}.")
+    return note(text)
 
 
 def note(text: str) -> Markdown:
@@ -84,7 +97,7 @@ def scale(config: Config, budget: int | None = None) -> str:
 
 def verdict_style(verdict: str) -> str:
     """Inline CSS colouring a verdict cell."""
-    background, colour = VERDICT_COLOURS.get(Verdict(verdict), ("#ffffff", "#000000"))
+    background, colour = VERDICT_COLOURS[Verdict(verdict)]
     return f"background-color: {background}; color: {colour}; font-weight: 600; white-space: nowrap"
 
 
@@ -101,7 +114,9 @@ class FindingsTable:
     def styled(self) -> Styler:
         return (self.frame().style.hide(axis="index").map(verdict_style, subset=["verdict"])
                 .set_caption(f"Measured at {html.escape(self.scale)}. The uncertainty column gives the "
-                             "differences that decided each verdict, with 95% intervals.")
+                             "differences that decided each verdict, with 95% intervals over validation "
+                             "problems: the evaluation noise of the trained runs, not seed-to-seed training "
+                             "noise.")
                 .set_table_styles([{"selector": "td", "props": "text-align: left; vertical-align: top"},
                                    {"selector": "caption", "props": "caption-side: bottom; text-align: left"}]))
 
