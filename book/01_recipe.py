@@ -103,15 +103,16 @@ panels([curves_chart(part, column, color="recipe", title=f"{set_name}: {column.r
         for set_name, part in smoothed.groupby("set") for column in ("entropy", "response_length")], shared_legend=True)
 
 # %% [markdown]
-# Final scores and the last quarter's training statistics of each cell:
+# Final scores, and the mean entropy and response length over each cell's last quarter of
+# updates:
 
 # %%
 runs = {(s, r): part for (s, r), part in history.groupby(["set", "recipe"])}
-final = points.sort_values("rollouts").groupby(["set", "recipe"]).tail(1)
-table(final[["set", "recipe", "rollouts", avg, best, worst]].assign(
-    **{f"{column.replace('_', ' ')} (last quarter)": [last_quarter(runs[(s, r)], column).mean()
-                                                      for s, r in zip(final["set"], final["recipe"])]
-       for column in ("entropy", "response_length")}))
+final = points.sort_values("rollouts").groupby(["set", "recipe"]).tail(1).set_index(["set", "recipe"])
+table(pd.DataFrame([{"set": s, "recipe": r, **final.loc[(s, r), [avg, best, worst]],
+                     "entropy": last_quarter(runs[(s, r)], "entropy").mean(),
+                     "length (tokens)": last_quarter(runs[(s, r)], "response_length").mean()}
+                    for s in presets for r in cells if (s, r) in final.index]))
 
 # %% [markdown]
 # ## The learning rate: a base-LR grid, then the scaling rule (Figure 4)

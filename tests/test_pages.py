@@ -71,9 +71,11 @@ def test_the_landing_page_lists_every_chapters_findings_with_a_link(tmp_path: Pa
     template.write_text(f"# isobook\n\n{FINDINGS_MARKER}\n\nAfter.\n")
     page = landing_page(template, notebooks)
     assert FINDINGS_MARKER not in page and page.endswith("After.\n")
-    assert page.count('<a href="01_recipe.html">Recipe validation</a>') == 1
-    assert page.count('<a href="02_n_versus_m.html">n versus M</a>') == 1
-    assert page.count("<tr><td") == 3 and 'rowspan="2"' in page  # one row per finding, a chapter cell each
+    assert page.count('<a href="01_recipe.html"><strong>Recipe validation</strong></a>') == 1
+    assert page.count('<a href="02_n_versus_m.html"><strong>n versus M</strong></a>') == 1
+    assert page.count('<tr><td colspan="4"') == 2 and page.count("<tr><td") == 2 + 3  # a row per chapter, per finding
+    assert "(measured at 512 rollouts per run)" in page
+    assert page.count("background-color: #e2e3e5") == 2 and page.count("background-color: #f8d7da") == 1
     assert "3 findings: 2 tie, 1 not reproduced." in page  # in the order of Verdict
     template.write_text("# no marker\n")
     with pytest.raises(ValueError, match="no <!-- findings --> line"):
@@ -99,6 +101,16 @@ def test_runs_note_names_failures_and_runs_without_counts(tmp_path: Path) -> Non
                              "folder": [str(counted), str(old), str(tmp_path / "x")],
                              "status": ["finished", "finished", "failed"], "reason": [None, None, "loss is nan"]})
     text = runs_note(outcomes).data
-    assert "2 of 3 runs finished; not finished: easy B_p = 8, n = 16: failed (loss is nan)." in text
+    assert "2 of 3 runs finished; not finished: easy B\\_p = 8, n = 16: failed (loss is nan)." in text
     assert "1 finished runs come from an older store" in text and "easy-bp8-n8" in text
     assert runs_note(outcomes.iloc[:1]).data == "*All 1 runs finished (from the run store, or trained now).*"
+
+
+def test_every_chapter_names_itself_in_its_findings_table() -> None:
+    """The landing page links a finding to the chapter its table names: the name must be the file's."""
+    from isobook.book import ROOT, chapters
+
+    for chapter in chapters():
+        source = (ROOT / f"{chapter}.py").read_text()
+        if "FindingsTable(" in source:
+            assert f'FindingsTable(findings, "{Path(chapter).name}",' in source, chapter

@@ -34,6 +34,7 @@ VERDICT_COLOURS = {
     Verdict.NOT_MEASURED: ("#f3f3f3", "#6c757d"),
 }
 METADATA_KEY = "isobook"
+CELL_PADDING = "padding: 0.2em 0.7em; vertical-align: top"
 
 
 COUNT_COLUMNS = ("rollouts", "updates", "tokens", "steps", "budget")  # float columns that hold counts
@@ -55,7 +56,8 @@ def table(frame: pd.DataFrame, rename: dict[str, str] | None = None, digits: int
         else:
             formats[column] = f"{{:.{digits}f}}"
     named = {(rename or {}).get(column, column): shown for column, shown in formats.items()}
-    return frame.reset_index(drop=True).rename(columns=rename or {}).style.hide(axis="index").format(named, na_rep="-")
+    return (frame.reset_index(drop=True).rename(columns=rename or {}).style.hide(axis="index")
+            .format(named, na_rep="-").set_table_styles([{"selector": "td, th", "props": CELL_PADDING}]))
 
 
 def _plain(value: Any) -> str:
@@ -83,8 +85,10 @@ def runs_note(outcomes: pd.DataFrame) -> Markdown:
 
 
 def note(text: str) -> Markdown:
-    """A sentence shown in place of a chart or a fit that cannot be drawn."""
-    return Markdown(f"*{text}*")
+    """A sentence shown in place of a chart or a fit that cannot be drawn (in italics;
+    Markdown's emphasis characters in it, as in ``n*``, are escaped)."""
+    escaped = text.replace("\\", "\\\\").replace("*", "\\*").replace("_", "\\_")
+    return Markdown(f"*{escaped}*")
 
 
 def scale(config: Config, budget: int | None = None) -> str:
@@ -117,7 +121,7 @@ class FindingsTable:
                              "differences that decided each verdict, with 95% intervals over validation "
                              "problems: the evaluation noise of the trained runs, not seed-to-seed training "
                              "noise.")
-                .set_table_styles([{"selector": "td", "props": "text-align: left; vertical-align: top"},
+                .set_table_styles([{"selector": "td, th", "props": f"{CELL_PADDING}; text-align: left"},
                                    {"selector": "caption", "props": "caption-side: bottom; text-align: left"}]))
 
     def metadata(self) -> dict[str, Any]:
@@ -141,21 +145,23 @@ def findings_of_notebook(notebook: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def landing_table(blocks: Sequence[dict[str, Any]], titles: dict[str, str]) -> str:
-    """The landing page's HTML table: every finding of every chapter, its verdict
-    coloured, a link to its chapter, and the scale each chapter measured at.
+    """The landing page's HTML table: every finding of every chapter under a row naming
+    the chapter (a link) and the scale it measured at, verdicts coloured, then a tally.
     `titles`: chapter file name (no suffix) -> its title."""
+    cell = f'style="{CELL_PADDING}"'
     rows = []
     for block in blocks:
         chapter = block["chapter"]
-        link = f'<a href="{chapter}.html">{html.escape(titles.get(chapter, chapter))}</a>'
-        for index, finding in enumerate(block["findings"]):
-            where = (f'<td rowspan="{len(block["findings"])}">{link}<br><small>{html.escape(block["scale"])}'
-                     "</small></td>") if index == 0 else ""
-            rows.append(f"<tr>{where}<td>{html.escape(finding['claim'])}</td><td>{html.escape(finding['measured'])}"
-                        f'</td><td style="{verdict_style(finding["verdict"])}">{html.escape(finding["verdict"])}</td>'
-                        f"<td><small>{html.escape(finding['uncertainty'])}</small></td></tr>")
+        rows.append(f'<tr><td colspan="4" {cell}><a href="{chapter}.html"><strong>'
+                    f"{html.escape(titles.get(chapter, chapter))}</strong></a> <small>(measured at "
+                    f"{html.escape(block['scale'])})</small></td></tr>")
+        rows.extend(f"<tr><td {cell}>{html.escape(finding['claim'])}</td><td {cell}>{html.escape(finding['measured'])}"
+                    f'</td><td style="{CELL_PADDING}; {verdict_style(finding["verdict"])}">'
+                    f"{html.escape(finding['verdict'])}</td><td {cell}><small>{html.escape(finding['uncertainty'])}"
+                    "</small></td></tr>" for finding in block["findings"])
     counts = pd.Series([f["verdict"] for b in blocks for f in b["findings"]]).value_counts()
     tally = ", ".join(f"{counts[v]} {v}" for v in Verdict if v in counts)
-    return ('<table class="isobook-findings">\n<thead><tr><th>chapter (scale)</th><th>the paper\'s claim</th>'
-            "<th>our numbers</th><th>verdict</th><th>uncertainty (95%)</th></tr></thead>\n<tbody>\n"
-            + "\n".join(rows) + f"\n</tbody>\n</table>\n\n{int(counts.sum())} findings: {tally or 'none'}.\n")
+    return (f'<table class="isobook-findings" style="font-size: 0.9em">\n<thead><tr><th {cell}>the paper\'s claim</th>'
+            f"<th {cell}>our numbers</th><th {cell}>verdict</th><th {cell}>what decided it (95% intervals)</th>"
+            "</tr></thead>\n<tbody>\n" + "\n".join(rows)
+            + f"\n</tbody>\n</table>\n\n{int(counts.sum())} findings: {tally or 'none'}.\n")
