@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 
 from isobook.fits import fit_sigmoid, sigmoid
-from isobook.frontier import fit_curves, fit_optimal, frontier, measured_frontier, pass_summary, record_breaking
+from isobook.frontier import (analyse_frontier, fit_curves, fit_optimal, frontier, measured_frontier, pass_summary,
+                              record_breaking)
 from isobook.planner import held_out_check, plan
 
 N_VALUES = [2, 4, 8, 16, 32]
@@ -122,3 +123,15 @@ def test_the_measured_frontier_takes_running_bests_within_each_curves_range() ->
     fits_edge = frontier(fit_curves(family(), by=["n"], metric="val_avg@4"), X, by=["n"])
     raw_edge = measured_frontier(family(), X, by=["n"], metric="val_avg@4")
     assert (fits_edge["n"].to_numpy() == raw_edge["n"].to_numpy()).mean() >= 0.9  # noiseless: they agree
+
+
+def test_analyse_frontier_fits_n_star_where_it_moves_and_says_why_where_it_cannot() -> None:
+    points = family()
+    analysis = analyse_frontier(points, ["n"], "val_avg@4", budget=2.0 ** X[-1])
+    assert analysis.why_no_fit is None and analysis.fitted["n"].iloc[0] < analysis.fitted["n"].iloc[-1]
+    assert analysis.n_star(X[-1]) > analysis.n_star(X[0])  # log2 n* rises along the frontier
+    one_n = analyse_frontier(points[points["n"] == 8], ["n"], "val_avg@4", budget=2.0 ** X[-1])
+    assert one_n.n_star is None
+    assert one_n.why_no_fit == "n* = 8 at every budget from 64 to 262,144 rollouts: there is no rise to fit a sigmoid to."
+    untrained = analyse_frontier(points.assign(rollouts=0.0), ["n"], "val_avg@4", budget=4096)
+    assert untrained.fits == {} and untrained.fitted.empty and "no frontier" in untrained.why_no_fit

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -228,17 +228,11 @@ def order(lower: Sequence[float], upper: Sequence[float]) -> Verdict:
 # ---- formatting -----------------------------------------------------------------------------------
 
 
-def _label(key: Hashable, by: Sequence[str] | None = None) -> str:
-    if isinstance(key, tuple) and by:
-        return ", ".join(f"{_short(name)} = {value:g}" if isinstance(value, (int, float, np.number)) else
-                         f"{_short(name)} = {value}" for name, value in zip(by, key))
+def _label(key: Hashable) -> str:
+    """A candidate as the reader sees it: ``4``, ``0.0003`` (not 0.00030000000000000003), ``hard, 32``."""
     if isinstance(key, tuple):
-        return ", ".join(str(v) for v in key)
+        return ", ".join(_label(v) for v in key)
     return f"{key:g}" if isinstance(key, (float, np.floating)) else str(key)
-
-
-def _short(column: str) -> str:
-    return {"batch_problems": "B_p"}.get(column, column)
 
 
 def _levels(keys: Sequence[Hashable], columns: pd.Index, level: str) -> list[float]:
@@ -259,18 +253,17 @@ def _over(problems: int) -> str:
 # ---- claims ----------------------------------------------------------------------------------------
 
 
-def best_candidate(scores: pd.DataFrame, claimed: Hashable, claim: str, metric: str,
-                   label: Callable[[Hashable], str] = _label) -> Finding:
+def best_candidate(scores: pd.DataFrame, claimed: Hashable, claim: str, metric: str) -> Finding:
     """Claim: `claimed` (a column of `scores`) beats every other candidate. Reproduced if
     it leads each beyond noise, partly if it leads some and ties the rest, a tie if it
     leads none beyond noise, not reproduced if any candidate beats it beyond noise."""
     if claimed not in scores.columns or scores.shape[1] < 2:
-        return not_measured(claim, f"needs {label(claimed)} and another finished run")
+        return not_measured(claim, f"needs {_label(claimed)} and another finished run")
     means = scores.mean()
     leads = {c: paired_interval(scores[claimed], scores[c]) for c in scores.columns if c != claimed}
     verdict = combine([direction(lead) for lead in leads.values()])
-    measured = f"{metric}: " + ", ".join(f"{label(c)} {means[c]:.3f}" for c in scores.columns)
-    uncertainty = "; ".join(f"{label(claimed)} - {label(c)}: {lead}" for c, lead in leads.items())
+    measured = f"{metric}: " + ", ".join(f"{_label(c)} {means[c]:.3f}" for c in scores.columns)
+    uncertainty = "; ".join(f"{_label(claimed)} - {_label(c)}: {lead}" for c, lead in leads.items())
     return Finding(claim, measured, verdict, f"{uncertainty} ({_over(len(scores))})")
 
 

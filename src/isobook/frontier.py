@@ -110,34 +110,32 @@ def pass_summary(train_pass: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class FrontierAnalysis:
-    """Fits, both frontiers and the n* sigmoid of one set of curves (`analyse_frontier`)."""
+    """Fits, their frontier and the n* sigmoid of one set of curves (`analyse_frontier`)."""
 
     fits: dict[tuple, SigmoidFit]  # one per curve, keyed by its `by` values
     fitted: pd.DataFrame  # the envelope of the fits (`frontier`)
-    measured: pd.DataFrame  # the envelope of the running bests (`measured_frontier`)
     n_star: SigmoidFit | None  # log2 n* versus log2 rollouts along `fitted`
     why_no_fit: str | None  # when `n_star` is None: why, as a sentence for the reader
 
 
 def analyse_frontier(points: pd.DataFrame, by: Sequence[str], metric: str, budget: float, step: float = 0.25,
                      key: str = "n") -> FrontierAnalysis:
-    """Fit every curve, take the fitted and the measured frontiers on a grid from the first
+    """Fit every curve, take their frontier on a grid from the first
     evaluated compute to `budget` (`step` in log2 rollouts), and fit the sigmoid of log2
     `key`* (n* by default) on the fitted frontier when it changes along it."""
     trained = points.loc[points["rollouts"] > 0, "rollouts"]
     if trained.empty:
         empty = pd.DataFrame(columns=["log2_rollouts", "rollouts", "reward", *by])
-        return FrontierAnalysis({}, empty, empty, None, "No run has finished an update yet: there is no frontier.")
+        return FrontierAnalysis({}, empty, None, "No run has finished an update yet: there is no frontier.")
     compute = np.arange(np.log2(trained.min()), np.log2(budget) + 1e-9, step)
     fits = fit_curves(points, by, metric)
     fitted = frontier(fits, compute, by)
-    measured = measured_frontier(points, compute, by, metric)
     values = sorted(fitted[key].unique()) if not fitted.empty else []
     if len(values) == 1:
-        return FrontierAnalysis(fits, fitted, measured, None,
+        return FrontierAnalysis(fits, fitted, None,
                                 f"{key}* = {values[0]} at every budget from {fitted['rollouts'].min():,.0f} to "
                                 f"{fitted['rollouts'].max():,.0f} rollouts: there is no rise to fit a sigmoid to.")
     if len(fitted) < 3:
-        return FrontierAnalysis(fits, fitted, measured, None,
+        return FrontierAnalysis(fits, fitted, None,
                                 "Fewer than three frontier points: too few to fit the sigmoid of n*.")
-    return FrontierAnalysis(fits, fitted, measured, fit_optimal(fitted, key), None)
+    return FrontierAnalysis(fits, fitted, fit_optimal(fitted, key), None)
