@@ -33,14 +33,14 @@ import tempfile
 import time
 import traceback
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
-from isobook.config import SamplingConfig, SystemConfig, TaskConfig, TrainConfig
+from isobook.config import Config, RecipeConfig, SamplingConfig, SystemConfig, TaskConfig, TrainConfig
 from isobook.device import resolve_placement
-from isobook.loss import LossWeights
 from isobook.models import parameter_count, set_activation_checkpointing
 from isobook.rollout import TorchEngine
 from isobook.tasks import make_task
@@ -143,10 +143,10 @@ def main() -> None:
         table.add("torch engine: generated tokens/s", f"{rollouts * tokens / seconds:.0f}")
 
     with table.section("GRPO step"):
-        settings = TrainerSettings(train=TrainConfig(batch_problems=args.batch_problems, rollouts_per_problem=args.n),
-                                   sampling=sampling, weights=LossWeights(), normalize_std=True, grad_clip=1.0,
-                                   row_tokens=1024, seed=0, autocast=placement.autocast,
-                                   micro_batch_tokens=args.micro_batch_tokens)
+        config = Config(train=TrainConfig(batch_problems=args.batch_problems, rollouts_per_problem=args.n),
+                        sampling=sampling, recipe=RecipeConfig(regularisers="none"),
+                        system=SystemConfig(micro_batch_tokens=args.micro_batch_tokens))
+        settings = replace(TrainerSettings.from_config(config, placement.autocast), row_tokens=1024)
         trainer = GRPOTrainer(model, None, tokenizer, engine, task, problems,
                               torch.optim.AdamW(model.parameters(), lr=1e-6), settings)
         if device.type == "cuda":

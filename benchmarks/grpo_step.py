@@ -106,16 +106,12 @@ class Timing:
 def time_isobook(config, model_path: Path, task, problems, steps: int) -> Timing:
     """Median seconds per `GRPOTrainer.step` and mean completion tokens."""
     from isobook.models import load_causal_lm
-    from isobook.recipe import loss_weights
     from isobook.rollout import TorchEngine
     from isobook.trainer import GRPOTrainer, TrainerSettings
 
     model, tokenizer = load_causal_lm(model_path)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-6)
-    settings = TrainerSettings(train=config.train, sampling=config.sampling,
-                               weights=loss_weights(config.recipe, config.train.set),
-                               normalize_std=True, grad_clip=1.0, row_tokens=config.model.max_positions,
-                               seed=0)
+    settings = TrainerSettings.from_config(config)
     engine = TorchEngine(model, tokenizer, config.sampling.batch_rollouts)
     # One problem per slot, in order: the same prompts as the other contenders.
     trainer = GRPOTrainer(model, None, tokenizer, engine, task, problems, optimizer, settings)

@@ -13,6 +13,7 @@ micro-batches of one rollout each (gradient accumulation), one process takes the
 import os
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -25,7 +26,6 @@ sys.path.insert(0, str(Path(__file__).parent))
 from conftest import smoke_config  # noqa: E402
 from isobook.base_model import ensure_base_model  # noqa: E402
 from isobook.models import load_causal_lm  # noqa: E402
-from isobook.recipe import loss_weights  # noqa: E402
 from isobook.rollout.base import Rollouts, assemble_rollouts  # noqa: E402
 from isobook.runs import run_grpo  # noqa: E402
 from isobook.tasks import make_task  # noqa: E402
@@ -68,10 +68,8 @@ def one_update(outputs: Path, result: Path) -> None:
         model.register_comm_hook(None, counting_allreduce)
     task = make_task(config.task)
     problems = task.problems(8, seed=4)
-    settings = TrainerSettings(train=config.train, sampling=config.sampling,
-                               weights=loss_weights(config.recipe, "easy"), normalize_std=True, grad_clip=0.0,
-                               row_tokens=64, seed=0,
-                               micro_batch_tokens=1 if int(os.environ.get("WORLD_SIZE", "1")) > 1 else 0)
+    settings = replace(TrainerSettings.from_config(config), grad_clip=0.0,
+                       micro_batch_tokens=1 if int(os.environ.get("WORLD_SIZE", "1")) > 1 else 0)
     engine = FixedEngine(tokenizer, {p.prompt: p.answer for p in problems})
     row = GRPOTrainer(model, None, tokenizer, engine, task, problems, optimizer, settings).step(0, lr=1.0)
     if accelerator.is_main_process:

@@ -10,7 +10,7 @@ import pytest
 
 from isobook.book import ROOT, build_book, chapters
 from isobook.config import load_config
-from isobook.run_store import run_folder
+from isobook.names import run_folder
 from isobook.sweeps import grid_run
 
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from isobook.config import Config, ConfigError, fingerprint, load_config
+from isobook.config import Config, ConfigError, load_config
 from isobook.sweeps import sweep_configs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,8 +70,3 @@ def test_bad_values_fail_naming_the_field(override: str, message: str) -> None:
 def test_missing_params_file_is_named() -> None:
     with pytest.raises(ConfigError, match="params: no such file"):
         load_config("params/nope.yaml")
-
-
-def test_fingerprint_depends_on_content_only() -> None:
-    assert fingerprint(Config().sets) == fingerprint(load_config(None, []).sets)
-    assert fingerprint(Config().sets) != fingerprint(load_config(None, ["sets.pool_size=5"]).sets)

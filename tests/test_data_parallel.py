@@ -19,7 +19,8 @@ import torch
 from conftest import smoke_config
 from isobook.base_model import ensure_base_model
 from isobook.models import load_causal_lm
-from isobook.run_store import read_metrics, run_folder
+from isobook.names import run_folder
+from isobook.run_store import read_metrics
 
 WORKER = Path(__file__).with_name("data_parallel_worker.py")
 

@@ -5,7 +5,7 @@ import torch
 
 from isobook.config import SystemConfig
 from isobook.device import numerics, resolve_placement
-from isobook.run_store import run_name
+from isobook.names import run_name
 from conftest import smoke_config
 
 

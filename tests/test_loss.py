@@ -5,20 +5,7 @@ import math
 import pytest
 import torch
 
-from isobook.loss import (LossWeights, ZeroVarianceFilter, decoupled_advantages, group_advantages,
-                          grpo_loss, zero_variance_groups)
-
-
-def test_group_advantages_with_and_without_std() -> None:
-    rewards = torch.tensor([[1.0, 0.0, 0.0, 1.0], [1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0]])
-    centred = group_advantages(rewards, normalize_std=False)
-    assert centred.tolist() == [[0.5, -0.5, -0.5, 0.5], [0.75, -0.25, -0.25, -0.25], [0.0] * 4]
-    scaled = group_advantages(rewards, normalize_std=True)
-    # population std: 0.5 for the first group, sqrt(3)/4 for the second
-    assert scaled[0].tolist() == pytest.approx([1.0, -1.0, -1.0, 1.0], abs=1e-5)
-    assert scaled[1].tolist() == pytest.approx([3 / math.sqrt(3), -1 / math.sqrt(3)] + [-1 / math.sqrt(3)] * 2, abs=1e-5)
-    assert scaled[2].tolist() == [0.0] * 4  # zero variance: no signal, no NaN
-    assert zero_variance_groups(rewards).tolist() == [False, False, True]
+from isobook.loss import LossWeights, ZeroVarianceFilter, grpo_loss
 
 
 def one_token_batch(advantages: list[float], ratio: float = 1.0, engine_ratio: float = 1.0) -> dict:
@@ -49,8 +36,15 @@ def test_clipping_binds_only_where_it_should() -> None:
     assert up.policy == pytest.approx(-1.2) and up.clip_fraction == 1.0  # min(1.5, 1.2) * A
     down = grpo_loss(**one_token_batch([-1.0], ratio=1.5), weights=LossWeights(clip=0.2))
     assert down.policy == pytest.approx(1.5)  # min(-1.5, -1.2): the unclipped, pessimistic one
+    assert down.clip_fraction == 0.0  # outside [0.8, 1.2] but not clipped: its gradient flows
     low = grpo_loss(**one_token_batch([-1.0], ratio=0.5), weights=LossWeights(clip=0.2))
-    assert low.policy == pytest.approx(0.8)  # min(-0.5, -0.8) -> clipped at 1 - 0.2
+    assert low.policy == pytest.approx(0.8) and low.clip_fraction == 1.0  # min(-0.5, -0.8) -> clipped at 0.8
+    rises = grpo_loss(**one_token_batch([1.0], ratio=0.5), weights=LossWeights(clip=0.2))
+    assert rises.clip_fraction == 0.0  # A > 0 below 1 - eps: min takes the unclipped term
+    no_signal = grpo_loss(**one_token_batch([0.0, 1.0], ratio=1.5), weights=LossWeights(clip=0.2))
+    assert no_signal.clip_fraction == 0.5  # a zero advantage gives no gradient to clip
+    on_policy = grpo_loss(**one_token_batch([1.0, -1.0]), weights=LossWeights(clip=0.2))
+    assert on_policy.clip_fraction == 0.0
 
 
 def test_tis_weights_and_truncates() -> None:
@@ -103,15 +97,3 @@ def test_zero_variance_modes(mode: ZeroVarianceFilter, policy: float, kl: float,
     terms = grpo_loss(**batch, weights=LossWeights(kl=1.0, zero_variance=mode), ref_logprobs=ref,
                       entropy=torch.tensor([[1.0], [2.0], [6.0]]))
     assert (terms.policy, terms.kl, terms.entropy) == pytest.approx((policy, kl, entropy))
-
-
-def test_decoupled_baseline_uses_all_rollouts_for_the_baseline() -> None:
-    rewards = torch.tensor([[1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]])  # mean 3/8
-    advantages, index = decoupled_advantages(rewards, n_train=3, normalize_std=False,
-                                             generator=torch.Generator().manual_seed(0))
-    assert index.shape == (1, 3) and len(set(index[0].tolist())) == 3
-    expected = rewards[0, index[0]] - 3 / 8
-    assert advantages[0].tolist() == pytest.approx(expected.tolist())
-    with pytest.raises(ValueError, match="n_train: must lie in"):
-        decoupled_advantages(rewards, n_train=9, normalize_std=False, generator=torch.Generator())
-

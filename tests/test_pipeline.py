@@ -11,6 +11,7 @@ from safetensors.torch import load_file
 import isobook.base_model as base_model
 from isobook.cli import main
 from isobook.config import Config, load_config
+from isobook.names import base_model_path
 from isobook.pipeline import prepare_sets
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,7 +81,7 @@ def test_an_interrupted_base_model_resumes_to_the_same_weights(tmp_path: Path, m
     monkeypatch.setattr(base_model, "learning_rate", crash_at_step_250)
     with pytest.raises(KeyboardInterrupt):
         base_model.ensure_base_model(config)
-    partial = base_model.base_model_path(config).with_name(base_model.base_model_path(config).name + ".partial")
+    partial = base_model_path(config).with_name(base_model_path(config).name + ".partial")
     assert torch.load(partial / "state.pt", weights_only=False)["step"] == 200
     monkeypatch.setattr(base_model, "learning_rate", real_rate)
     resumed = base_model.ensure_base_model(config)

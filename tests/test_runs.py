@@ -5,11 +5,13 @@
 * a finished run extended from budget C to 2C equals a single 2C run;
 * a finished run asked again is returned without work;
 * a run whose loss stops being finite ends as failed, with the reason recorded;
+* two processes asking for one run at once train it once;
 * a greedy sampling config is refused before any work.
 """
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -135,6 +137,21 @@ def test_a_killed_run_resumes_to_the_same_metrics(reference_run, outputs_with_se
     pd.testing.assert_frame_equal(comparable(resumed.metrics), comparable(reference_run.metrics))
     pd.testing.assert_frame_equal(pd.read_parquet(resumed.folder / "validation.parquet"),
                                   pd.read_parquet(reference_run.folder / "validation.parquet"))
+
+
+def test_two_processes_asking_for_one_run_train_it_once(reference_run, outputs_with_sets: Path) -> None:
+    command = [sys.executable, "-m", "isobook.cli", "train", "--params", "params/smoke.yaml",
+               f"system.outputs={outputs_with_sets}", *RUN, f"train.budget={BUDGET}"]
+    processes = [subprocess.Popen(command, cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True) for _ in range(2)]
+    outputs = [process.communicate(timeout=600)[0] for process in processes]
+    assert [process.returncode for process in processes] == [0, 0]
+    made = sorted(int(re.search(r"run finished \((\d+) updates", text).group(1)) for text in outputs)
+    assert made == [0, 32]  # one trained all 32 updates, the other waited and found the run finished
+    assert any("waiting for it" in text for text in outputs)
+    stored = run_grpo(smoke_config(outputs_with_sets, *RUN, f"train.budget={BUDGET}"), show_progress=False)
+    assert stored.updates_made == 0
+    pd.testing.assert_frame_equal(comparable(stored.metrics), comparable(reference_run.metrics))
 
 
 def test_a_diverging_run_stops_with_its_reason(outputs_with_sets: Path) -> None:

@@ -1,6 +1,10 @@
-"""Sweeps on the smoke preset: the grid, the local executor, a failing run, Ray."""
+"""Sweeps on the smoke preset: the grid, the local executor, a failing run, Ray, a killed sweep."""
 
 import json
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -8,7 +12,7 @@ import pytest
 
 from conftest import smoke_config
 from isobook.config import ConfigError, load_config
-from isobook.run_store import run_folder
+from isobook.names import run_folder
 from isobook.sweeps import (grid_run, run_configs, run_counts, run_history, run_points, run_sweep, run_train_pass,
                             sweep_configs, sweep_points)
 from isobook.transfer import transfer_counts
@@ -105,3 +109,48 @@ def test_runs_off_the_grid_share_the_store_carry_labels_and_score_on_other_sets(
     kept.write_text(json.dumps({**planted, "correct": [4] * len(planted["correct"])}))
     again = transfer_counts([on_grid], ["hard"])
     assert again.loc[again["run"] == run_folder(on_grid).name, "correct"].eq(4).all()
+
+
+def _children(pid: int) -> set[int]:
+    """The processes whose parent is `pid` (Linux /proc)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended while we looked
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads processes from Linux's /proc")
+def test_workers_end_when_their_sweep_is_killed(outputs_with_sets: Path) -> None:
+    command = [sys.executable, "-m", "isobook.cli", "sweep", "--params", "params/smoke.yaml",
+               f"system.outputs={outputs_with_sets}", "sweep.sets=[easy]", "sweep.batch_problems=[2]",
+               "sweep.rollouts_per_problem=[2, 4]", "sweep.budget=65536", "sweep.workers=2"]
+    sweep = subprocess.Popen(command, cwd=Path(__file__).resolve().parents[1], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not list((outputs_with_sets / "runs").glob("*/status.json")):
+            assert sweep.poll() is None, "the sweep ended before it could be killed"
+            time.sleep(0.2)
+        workers = _children(sweep.pid)
+        assert len(workers) >= 2  # two workers (and multiprocessing's resource tracker)
+        sweep.send_signal(signal.SIGKILL)
+        sweep.wait()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(_alive(pid) for pid in workers):
+            time.sleep(0.2)
+        assert not [pid for pid in workers if _alive(pid)], "workers outlived their sweep"
+    finally:
+        if sweep.poll() is None:
+            sweep.kill()

@@ -95,9 +95,7 @@ def test_evaluation_schedule_is_log_spaced_and_independent_of_the_budget() -> No
 def _trainer(smoke_model, problems, **train) -> GRPOTrainer:
     config, model, tokenizer = smoke_model
     config = smoke_config(Path(config.system.outputs), *(f"train.{k}={v}" for k, v in train.items()))
-    settings = TrainerSettings(train=config.train, sampling=config.sampling,
-                               weights=loss_weights(config.recipe, config.train.set), normalize_std=True,
-                               grad_clip=1.0, row_tokens=64, seed=7)
+    settings = replace(TrainerSettings.from_config(config), seed=7)
     task = make_task(config.task)
     optimizer = torch.optim.AdamW(model.parameters(), lr=0.0)
     return GRPOTrainer(model, None, tokenizer, TorchEngine(model, tokenizer), task, problems, optimizer, settings)

@@ -26,28 +26,15 @@ import torch
 from tqdm import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from isobook.config import BaseModelConfig, Config, fingerprint
+from isobook.config import BaseModelConfig, Config
 from isobook.models import build_qwen2, parameter_count
+from isobook.names import base_model_path
 from isobook.packing import pack_sequences
 from isobook.storage import atomic_folder, atomic_torch_save
 from isobook.tasks import ChainArithmetic, make_task
 from isobook.tokenizer import build_char_tokenizer
 
 IGNORE = -100  # label id that carries no loss
-
-
-def base_model_id(config: Config) -> str:
-    """Readable, config-derived name of isobook's own base model, e.g. ``qwen2-h96-l3-chain-s0-1a2b3c``."""
-    m = config.model
-    digest = fingerprint(m, config.task, config.base_model, config.system.seed)
-    return f"qwen2-h{m.hidden_size}-l{m.num_layers}-{config.task.family}-s{config.system.seed}-{digest}"
-
-
-def base_model_path(config: Config) -> Path:
-    """The folder of the base model `config` names (isobook's cache, or the user's own)."""
-    if config.model.source != "isobook":
-        return Path(config.model.source)
-    return Path(config.system.outputs) / "models" / base_model_id(config)
 
 
 def earlier_checkpoint_step(settings: BaseModelConfig) -> int:

@@ -16,8 +16,6 @@ device, precision, rollout engine).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import re
 import types
 import typing
@@ -26,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from isobook.advantages import ESTIMATORS
 
 
 class ConfigError(ValueError):
@@ -218,7 +218,8 @@ class RecipeConfig:
                             "(one more forward pass per update)")
     zero_variance: str = option("none", "drop zero-variance groups from: none, all (every term), "
                                 "regularisers (KL and entropy only)", choices=("none", "all", "regularisers"))
-    normalize_std: bool = option(True, "divide advantages by the group's reward std")
+    advantage: str = option("grpo", "advantage estimator (isobook.advantages): grpo (over the group's std), "
+                            "drgrpo (no std), rloo (leave-one-out baseline)", choices=tuple(ESTIMATORS))
     base_lr: float = option(1e-4, "learning rate at reference_batch (our anchor: params/lr-anchor.yaml)", low=0.0)
     reference_batch: int = option(256, "rollouts per update at which base_lr holds", low=1)
     lr_scaling: str = option("sqrt", "how the LR follows B: constant, linear, sqrt",
@@ -339,13 +340,6 @@ class Config:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
-
-
-def fingerprint(*parts: Any) -> str:
-    """Six hex digits identifying `parts` (dataclasses or plain data), stable across runs."""
-    plain = [dataclasses.asdict(p) if dataclasses.is_dataclass(p) else p for p in parts]
-    text = json.dumps(plain, sort_keys=True, default=list)
-    return hashlib.sha256(text.encode()).hexdigest()[:6]
 
 
 # -- loading and validation ---------------------------------------------------------------

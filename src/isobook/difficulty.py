@@ -20,7 +20,7 @@ from tqdm import tqdm
 from isobook.config import SamplingConfig
 from isobook.rollout import RolloutEngine
 from isobook.storage import atomic_write_parquet
-from isobook.tasks import Problem, Task
+from isobook.tasks import Problem, Task, score_rollouts
 
 
 def profile_problems(engine: RolloutEngine, task: Task, problems: list[Problem], samples: int,
@@ -57,8 +57,7 @@ def count_correct(engine: RolloutEngine, task: Task, part: list[Problem], sample
     """`samples` rollouts for each problem of `part`: columns ``id``, ``correct``, ``samples``,
     ``tokens`` (mean completion length). Draws from torch's global generator."""
     rollouts = engine.generate([p.prompt for p in part], samples, sampling)
-    rewards = np.array([task.reward(text, part[i // samples].answer)
-                        for i, text in enumerate(rollouts.texts)]).reshape(len(part), samples)
+    rewards = score_rollouts(task, part, rollouts.texts, samples)  # [problems, samples]
     lengths = rollouts.lengths.numpy().reshape(len(part), samples)
     return pd.DataFrame({"id": [p.id for p in part], "correct": (rewards > 0).sum(1),
                          "samples": samples, "tokens": lengths.mean(1)})

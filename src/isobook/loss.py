@@ -2,14 +2,12 @@
 
 Which variant, term by term:
 
-* **Advantages**: group-relative. Each problem's n rollouts form a group; a rollout's
-  advantage is its reward minus the group mean, divided by the group's (population)
-  standard deviation when `normalize_std` is on. A group whose rewards are all equal has
-  zero advantage (its "zero variance"). The baseline may come from `n_est` rollouts while
-  the gradient uses a random `n_train` of them (the decoupled baseline, paper Appendix C).
+* **Advantages**: one per rollout, from its group's rewards (`advantages`, chosen by
+  ``recipe.advantage``); zero for a group whose rewards are all equal (its "zero variance").
 * **Policy term**: PPO's clipped importance ratio ``pi / pi_old`` per token. isobook makes
   one update per batch (strictly on-policy), so the ratio is 1 and only carries the
-  gradient; the clip matters only if a batch is reused.
+  gradient; the clip binds only if a batch is reused, and the logged clip fraction counts
+  the tokens where it does (0 on-policy).
 * **Truncated importance sampling (TIS)**: the rollout engine's sampler and the trainer
   disagree slightly on log-probs (kernels, dtypes, vLLM); each token's policy term is
   weighted by ``min(pi_old / mu, cap)`` (``mu``: the engine's probability), detached.
@@ -17,8 +15,8 @@ Which variant, term by term:
   (Schulman, "Approximating KL divergence", 2020): unbiased, always >= 0.
 * **Entropy bonus**: the mean per-token entropy of the policy, subtracted with its weight.
 * **Aggregation**: token mean over all valid tokens of the batch ("token-mean"), so long
-  and short completions weigh by their tokens; with data parallelism, over the whole
-  batch across micro-batches and processes (`BatchTokens`), not per part.
+  and short completions weigh by their tokens; a part of a batch divides by the whole
+  batch's counts (`TokenCounts`), so micro-batches and processes add up to the batch.
 * **Zero-variance filter**: `none` keeps every group; `all` drops zero-variance groups from
   every term; `regularisers` drops them from the KL and entropy terms only (paper Fig. 3).
 """
@@ -58,91 +56,43 @@ class LossTerms:
     policy: float
     kl: float
     entropy: float
-    clip_fraction: float  # share of policy tokens whose ratio was clipped
+    clip_fraction: float  # share of policy tokens where the clip binds (their gradient is 0)
     tis_truncated_fraction: float  # share of policy tokens whose TIS weight hit the cap
 
 
-def group_advantages(rewards: torch.Tensor, normalize_std: bool, eps: float = 1e-6) -> torch.Tensor:
-    """Reward minus the group mean (over the std too if `normalize_std`). # [G, n] -> [G, n]"""
-    centred = rewards - rewards.mean(dim=1, keepdim=True)
-    if normalize_std:
-        centred = centred / (rewards.std(dim=1, unbiased=False, keepdim=True) + eps)
-    return centred
-
-
-def zero_variance_groups(rewards: torch.Tensor) -> torch.Tensor:
-    """True for groups whose rewards are all equal. # [G, n] -> [G]"""
-    return (rewards == rewards[:, :1]).all(dim=1)
-
-
-def decoupled_advantages(rewards: torch.Tensor, n_train: int, normalize_std: bool,
-                         generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    """Baseline (and std) from all `n_est` rollouts of a group, gradient on a random `n_train`.
-
-    `rewards`: # [G, n_est]. Returns the chosen rollouts' advantages and their indices
-    within the group, # [G, n_train] each.
-    """
-    groups, n_est = rewards.shape
-    if not 1 <= n_train <= n_est:
-        raise ValueError(f"n_train: must lie in [1, n_est={n_est}], got {n_train}")
-    advantages = group_advantages(rewards, normalize_std)
-    index = torch.stack([torch.randperm(n_est, generator=generator)[:n_train] for _ in range(groups)])
-    return advantages.gather(1, index), index
-
-
 @dataclass(frozen=True)
-class Shard:
-    """A batch split over `count` data-parallel processes whose gradients are averaged (DDP)."""
+class TokenCounts:
+    """What the token means divide by. For a whole batch on one process, its own counts of
+    policy and regulariser tokens; for a part of a batch (a micro-batch, one process's share
+    under data parallelism) the whole batch's counts over the number of processes
+    (`shards.batch_tokens`), so that the parts' terms add up to the batch's."""
 
-    count: int = 1
-
-    def total(self, local: torch.Tensor) -> torch.Tensor:
-        """`local` summed over the processes."""
-        if self.count == 1:
-            return local
-        summed = local.clone()
-        torch.distributed.all_reduce(summed)
-        return summed
+    policy: torch.Tensor  # scalar, tokens
+    regulariser: torch.Tensor  # scalar, tokens
 
 
-@dataclass(frozen=True)
-class BatchTokens:
-    """What the token means divide by: the whole batch's token counts over the number of
-    processes, also when the loss is taken micro-batch by micro-batch (gradient
-    accumulation) or process by process. A part's terms are then its share of the batch's
-    mean times the process count; DDP averages the processes' gradients, so the summed,
-    averaged gradient is the batch's."""
-
-    policy: torch.Tensor  # scalar: policy-term tokens of the batch / processes
-    regulariser: torch.Tensor  # scalar: KL and entropy tokens of the batch / processes
-
-
-def batch_tokens(mask: torch.Tensor, zero_variance: torch.Tensor, weights: LossWeights,
-                 shard: Shard = Shard()) -> BatchTokens:
-    """Token counts of the batch whose rollouts (this process's) are `mask` # [N, T] and
-    `zero_variance` # [N], summed over the processes of `shard`."""
-    policy_mask, regulariser_mask = _term_masks(mask, zero_variance, weights)
-    return BatchTokens(policy=shard.total(policy_mask.sum()).clamp(min=1.0) / shard.count,
-                       regulariser=shard.total(regulariser_mask.sum()).clamp(min=1.0) / shard.count)
+def own_token_counts(mask: torch.Tensor, zero_variance: torch.Tensor, weights: LossWeights) -> TokenCounts:
+    """The token counts of the rollouts `mask` # [N, T] and `zero_variance` # [N] alone."""
+    policy_mask, regulariser_mask = term_masks(mask, zero_variance, weights)
+    return TokenCounts(policy=policy_mask.sum().clamp(min=1.0), regulariser=regulariser_mask.sum().clamp(min=1.0))
 
 
 def grpo_loss(logprobs: torch.Tensor, old_logprobs: torch.Tensor, engine_logprobs: torch.Tensor,
               advantages: torch.Tensor, mask: torch.Tensor, zero_variance: torch.Tensor,
               weights: LossWeights, ref_logprobs: torch.Tensor | None = None,
-              entropy: torch.Tensor | None = None, tokens: BatchTokens | None = None) -> LossTerms:
-    """The GRPO loss of one batch of N rollouts; see the module docstring.
+              entropy: torch.Tensor | None = None, tokens: TokenCounts | None = None) -> LossTerms:
+    """The GRPO loss of N rollouts; see the module docstring.
 
     `logprobs` (with gradient), `old_logprobs` (trainer, at sampling time), `engine_logprobs`
     (rollout engine), `ref_logprobs` (base model), `entropy`, `mask`: # [N, T];
     `advantages`, `zero_variance` (the rollout's group has equal rewards): # [N].
-    When these rollouts are a part of the batch (a micro-batch, a process's share), `tokens`
-    holds the whole batch's counts and the terms returned are this part's share of it.
+    `tokens`: what the means divide by (default: these rollouts' own counts).
     """
-    tokens = tokens or batch_tokens(mask, zero_variance, weights)
-    policy_mask, regulariser_mask = _term_masks(mask, zero_variance, weights)
+    tokens = tokens or own_token_counts(mask, zero_variance, weights)
+    policy_mask, regulariser_mask = term_masks(mask, zero_variance, weights)
 
     ratio = torch.exp(logprobs - old_logprobs)  # [N, T]
-    advantage = advantages[:, None]
+    advantage = advantages[:, None]  # [N, 1]
     clipped = ratio.clamp(1.0 - weights.clip, 1.0 + weights.clip)
     policy_tokens = -torch.minimum(ratio * advantage, clipped * advantage)  # [N, T]
     tis = torch.exp(old_logprobs - engine_logprobs).clamp(max=weights.tis_cap).detach()  # [N, T]
@@ -161,19 +111,20 @@ def grpo_loss(logprobs: torch.Tensor, old_logprobs: torch.Tensor, engine_logprob
         if weights.entropy:
             loss = loss - weights.entropy * mean_entropy
 
-    was_clipped = ((ratio - clipped).abs() > 0).float()
-    truncated = (torch.exp(old_logprobs - engine_logprobs) > weights.tis_cap).float()
+    # The clip binds where min() takes the clipped term and it differs: the gradient is 0 there.
+    binds = ((advantage > 0) & (ratio > 1.0 + weights.clip)) | ((advantage < 0) & (ratio < 1.0 - weights.clip))
+    truncated = torch.exp(old_logprobs - engine_logprobs) > weights.tis_cap
     return LossTerms(
         loss=loss,
         policy=float(policy.detach()),
         kl=float(kl.detach()),
         entropy=float(mean_entropy.detach()),
-        clip_fraction=float(_token_mean(was_clipped, policy_mask, tokens.policy)),
-        tis_truncated_fraction=float(_token_mean(truncated, policy_mask, tokens.policy)),
+        clip_fraction=float(_token_mean(binds.float(), policy_mask, tokens.policy)),
+        tis_truncated_fraction=float(_token_mean(truncated.float(), policy_mask, tokens.policy)),
     )
 
 
-def _term_masks(mask: torch.Tensor, zero_variance: torch.Tensor, weights: LossWeights) -> tuple[torch.Tensor, torch.Tensor]:
+def term_masks(mask: torch.Tensor, zero_variance: torch.Tensor, weights: LossWeights) -> tuple[torch.Tensor, torch.Tensor]:
     """The tokens the policy term and the regularisers average over. # [N, T] each"""
     mask = mask.float()
     keep = (~zero_variance).float()[:, None]  # [N, 1]
@@ -183,6 +134,6 @@ def _term_masks(mask: torch.Tensor, zero_variance: torch.Tensor, weights: LossWe
 
 
 def _token_mean(values: torch.Tensor, mask: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
-    """The sum of `values` over the tokens `mask` keeps, divided by `tokens` (a `BatchTokens`
+    """The sum of `values` over the tokens `mask` keeps, divided by `tokens` (a `TokenCounts`
     count): the mean itself when these are the whole batch (0 when it keeps none)."""
     return (values * mask).sum() / tokens

@@ -27,17 +27,16 @@ import numpy as np
 import pandas as pd
 import torch
 
-from isobook.base_model import base_model_id, earlier_checkpoint_path, ensure_base_model
-from isobook.config import Config, fingerprint
+from isobook.base_model import earlier_checkpoint_path, ensure_base_model
+from isobook.config import Config
 from isobook.difficulty import profile_problems
 from isobook.metrics import best_at_k
 from isobook.models import checkpoint_parameter_count
+from isobook.names import POOL_SEED_OFFSET, sets_folder
 from isobook.problem_sets import ProblemSet, build_sets, histogram
 from isobook.rollout import RolloutEngine, inference_engine
 from isobook.storage import atomic_folder
 from isobook.tasks import Problem, Task, make_task
-
-POOL_SEED_OFFSET = 1_000_003  # keeps pool problems apart from the base model's training draws
 
 
 @dataclass
@@ -49,21 +48,9 @@ class SetsResult:
     cached: bool
 
 
-def sets_id(config: Config) -> str:
-    """Readable name of the sets a config produces, e.g. ``qwen2-h96-...-pool14000-1a2b3c``.
-
-    The rollout engine and precision (``system``) are left out: sets are data, built once by
-    whichever engine first asks and shared by runs of every engine, so that runs sampling
-    with torch and with vLLM train and are scored on the same problems."""
-    model = base_model_id(config) if config.model.source == "isobook" else Path(config.model.source).name
-    digest = fingerprint(config.model, config.task, config.base_model, config.sampling, config.sets,
-                         config.system.seed)
-    return f"{model}-pool{config.sets.pool_size}-{digest}"
-
-
 def prepare_sets(config: Config) -> SetsResult:
     """Build (or reuse) the base model and every problem set `config` describes."""
-    folder = Path(config.system.outputs) / "sets" / sets_id(config)
+    folder = sets_folder(config)
     if (folder / "summary.json").is_file():
         return SetsResult(folder, json.loads((folder / "summary.json").read_text()), cached=True)
     torch.set_num_threads(config.system.threads)

@@ -2,7 +2,7 @@
 
 A run's identity is its config without the budget: the folder is named readably from the
 set, B_p, n and seed plus a hash of everything else that shapes the trajectory or its
-measurements (``easy-bp32-n8-s0-1a2b3c``). A folder holds:
+measurements (``easy-bp32-n8-s0-1a2b3c``, `names.run_name`). A folder holds:
 
 * ``config.yaml``: the full config of the latest request (its budget included);
 * ``status.json``: ``running`` / ``finished`` / ``failed`` (with the reason), updates,
@@ -23,7 +23,7 @@ Every write is atomic (`storage`): a kill leaves the previous version of each fi
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,36 +31,8 @@ import pandas as pd
 import torch
 import yaml
 
-from isobook.config import Config, fingerprint
-from isobook.device import numerics
-from isobook.pipeline import sets_id
-from isobook.recipe import regularised
+from isobook.config import Config
 from isobook.storage import atomic_torch_save, atomic_write_parquet, atomic_write_text
-
-
-def run_name(config: Config) -> str:
-    """Readable run folder name, e.g. ``easy-bp32-n8-s0-1a2b3c`` (the budget left out)."""
-    t = config.train
-    # "auto" resolved, so a run asking for its set's preset explicitly is the same run.
-    recipe = replace(config.recipe, regularisers="kl+entropy" if regularised(config.recipe, t.set) else "none")
-    digest = fingerprint(sets_id(config), replace(t, budget=0), recipe,
-                         replace(config.evaluation, checkpoint_every=0), *numerics(config.system))
-    return f"{t.set}-bp{t.batch_problems}-n{t.rollouts_per_problem}-s{t.seed}-{digest}"
-
-
-def run_folder(config: Config) -> Path:
-    return Path(config.system.outputs) / "runs" / run_name(config)
-
-
-def base_scores_path(config: Config) -> Path:
-    """Where the base model's step-0 scores for runs like `config` are kept
-    (``<outputs>/base_scores/<set>-s<seed>-<hash>.json``): everything that shapes them is
-    hashed (the sets, the evaluation settings, the training set's size), nothing of the
-    recipe or the grid point."""
-    t = config.train
-    digest = fingerprint(sets_id(config), t.set, t.seed, t.data_size, replace(config.evaluation, checkpoint_every=0),
-                         *numerics(config.system))
-    return Path(config.system.outputs) / "base_scores" / f"{t.set}-s{t.seed}-{digest}.json"
 
 
 @dataclass

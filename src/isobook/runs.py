@@ -10,13 +10,14 @@ returned as is; a killed run resumes from its last checkpoint; a finished run as
 larger budget continues from its final state (its learning rate is constant after warm-up
 and its randomness a function of the update index, so the result equals a run asked for
 the larger budget at once). A loss or gradient that stops being finite ends the run as
-``failed`` with the reason in ``status.json``; asking again returns that failure.
+``failed`` with the reason in ``status.json``; asking again returns that failure. One
+process at a time writes a run (`locks.holding`): a second one asking for it waits, then
+returns what the first stored or resumes from its last checkpoint.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
 from dataclasses import dataclass, replace
@@ -35,19 +36,18 @@ from transformers import PreTrainedModel
 from isobook.base_model import ensure_base_model
 from isobook.config import Config, ConfigError
 from isobook.device import resolve_placement
+from isobook.locks import holding
 from isobook.evaluation import correct_counts, evaluation_steps, train_pass_steps, validation_scores
 from isobook.models import load_causal_lm, set_activation_checkpointing
 from isobook.pipeline import prepare_sets
+from isobook.names import Seed, base_scores_path, run_folder, step_seed
 from isobook.recipe import LrScaling, loss_weights, lr_at, scaled_lr
 from isobook.rollout import training_engine
-from isobook.run_store import (RunState, base_scores_path, load_checkpoint, read_metrics, read_status, run_folder,
-                               save_checkpoint, write_config, write_status, write_tables)
-from isobook.storage import atomic_folder, atomic_write_text
+from isobook.run_store import (RunState, load_checkpoint, read_metrics, read_status, save_checkpoint, write_config,
+                               write_status, write_tables)
+from isobook.storage import atomic_folder, cached_json
 from isobook.tasks import Problem, make_task
-from isobook.trainer import GRPOTrainer, TrainerSettings, TrainingDiverged, step_seed
-
-# Seed purposes (with the run seed): 0 problem order, 1 sampling, 4 decoupled subsets (trainer).
-EVAL_SEED, TRAIN_PASS_SEED = 2, 3
+from isobook.trainer import GRPOTrainer, TrainerSettings, TrainingDiverged
 
 
 @dataclass
@@ -71,10 +71,24 @@ def run_grpo(config: Config, show_progress: bool = True) -> RunResult:
     if config.sampling.temperature == 0:
         raise ConfigError("sampling.temperature: 0 (greedy) gives a problem's rollouts one completion, so GRPO has "
                           "no advantage to learn from; allowed for training: > 0 (greedy is for evaluation)")
-    status = settled_status(config)
-    if status:
-        return RunResult(folder, status["status"], status["reason"], 0, read_metrics(folder))
+    with _writer_of(folder):
+        status = settled_status(config)  # also after waiting: the holder may have settled it
+        if status:
+            return RunResult(folder, status["status"], status["reason"], 0, read_metrics(folder))
+        return _train(config, folder, show_progress)
 
+
+def _writer_of(folder: Path) -> contextlib.AbstractContextManager:
+    """The run folder's lock (`locks.holding`), taken by the process that writes: the only
+    one, or the main one of a data-parallel group (whose others never write)."""
+    if int(os.environ.get("RANK", "0")) != 0:
+        return contextlib.nullcontext()
+    return holding(folder, on_wait=lambda holder: tqdm.write(f"{folder.name}: held by {holder}; waiting for it"))
+
+
+def _train(config: Config, folder: Path, show_progress: bool) -> RunResult:
+    """Train the run `config` describes from its last checkpoint (or the start) to its budget."""
+    total = config.train.steps
     torch.set_num_threads(config.system.threads)
     setup = _RunSetup(config)
     main = setup.is_main  # with data parallelism only the main process evaluates and writes
@@ -178,12 +192,9 @@ class _RunSetup:
         if self.accelerator is not None:
             self.model, self.optimizer = self.accelerator.prepare(self.model, self.optimizer)
         self.engine = training_engine(config, self.policy, self.tokenizer, model_path)
-        settings = TrainerSettings(train=config.train, sampling=config.sampling, weights=weights,
-                                   normalize_std=config.recipe.normalize_std, grad_clip=config.recipe.grad_clip,
-                                   row_tokens=max(config.model.max_positions, 16), seed=config.train.seed,
-                                   autocast=placement.autocast, micro_batch_tokens=config.system.micro_batch_tokens)
         self.trainer = GRPOTrainer(self.model, reference, self.tokenizer, self.engine, self.task,
-                                   self.train_problems, self.optimizer, settings)
+                                   self.train_problems, self.optimizer,
+                                   TrainerSettings.from_config(config, placement.autocast))
 
     @property
     def is_main(self) -> bool:
@@ -202,14 +213,15 @@ class _RunSetup:
         """`measure` at step 0. The base model's scores are the same for every run sharing
         the sets, the set, the evaluation settings, the seed and the data size, so they are
         computed once and kept in `base_scores_path` for the others."""
-        path = base_scores_path(self.config)
         began = time.perf_counter()
-        cached = json.loads(path.read_text()) if path.is_file() else {}
-        if "validation" not in cached:  # absent, or kept by a store that did not keep per-problem counts
+
+        def compute() -> dict[str, Any]:
             fresh = RunState(0, [], [], 0.0)
-            cached = {"scores": self.measure(0, 0.0, fresh, validation=True, train_pass=train_pass),
-                      "train_pass": fresh.train_pass, "validation": fresh.validation}
-            atomic_write_text(json.dumps(cached), path)
+            return {"scores": self.measure(0, 0.0, fresh, validation=True, train_pass=train_pass),
+                    "train_pass": fresh.train_pass, "validation": fresh.validation}
+
+        # Stores older than per-problem counts kept no "validation": those are scored again.
+        cached = cached_json(base_scores_path(self.config), lambda kept: "validation" in kept, compute)
         if train_pass:
             state.train_pass.extend(cached["train_pass"])
         state.validation.extend(cached["validation"])
@@ -225,12 +237,12 @@ class _RunSetup:
         scores: dict[str, float] = {}
         if validation:
             correct = correct_counts(self.engine, self.task, self.validation, ev.samples, sampling,
-                                     step_seed(seed, EVAL_SEED, 0))
+                                     step_seed(seed, Seed.EVALUATION, 0))
             scores = validation_scores(correct, ev.samples, ev.k)
             state.validation.extend(_count_rows(step, rollouts, self.validation, correct, ev.samples))
         if train_pass:
             correct = correct_counts(self.engine, self.task, self.pass_problems, ev.train_pass_samples, sampling,
-                                     step_seed(seed, TRAIN_PASS_SEED, 0))
+                                     step_seed(seed, Seed.TRAIN_PASS, 0))
             state.train_pass.extend(_count_rows(step, rollouts, self.pass_problems, correct, ev.train_pass_samples))
         scores["eval_seconds"] = time.perf_counter() - began
         return scores

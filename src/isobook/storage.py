@@ -1,13 +1,16 @@
-"""Atomic file and folder writes: a crash or kill leaves either the old or the new version."""
+"""Atomic file and folder writes (a crash or kill leaves either the old or the new version),
+and the JSON caches of computed scores built on them."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import torch
@@ -56,3 +59,16 @@ def atomic_folder(path: Path) -> Iterator[Path]:
     finally:
         if staging.exists():
             shutil.rmtree(staging)
+
+
+def cached_json(path: Path, usable: Callable[[dict[str, Any]], bool],
+                compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """The JSON object kept at `path` if there is one and `usable` accepts it (not kept by
+    an older store, not for an earlier policy), else `compute()`, written atomically."""
+    if path.is_file():
+        kept = json.loads(path.read_text())
+        if usable(kept):
+            return kept
+    fresh = compute()
+    atomic_write_text(json.dumps(fresh), path)
+    return fresh

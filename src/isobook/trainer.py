@@ -24,21 +24,19 @@ import torch
 from accelerate.utils import extract_model_from_parallel
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from isobook.config import SamplingConfig, TrainConfig
-from isobook.loss import (LossTerms, LossWeights, Shard, batch_tokens, decoupled_advantages, grpo_loss,
-                          group_advantages, zero_variance_groups)
+from isobook.advantages import decoupled_rows, group_advantages, zero_variance_groups
+from isobook.config import Config, SamplingConfig, TrainConfig
+from isobook.loss import LossTerms, LossWeights, grpo_loss
+from isobook.names import Seed, step_seed
 from isobook.packing import pack_sequences
+from isobook.recipe import loss_weights
 from isobook.rollout import RolloutEngine, Rollouts
-from isobook.tasks import Problem, Task
+from isobook.shards import batch_tokens, data_parallel_shard, whole_batch
+from isobook.tasks import Problem, Task, score_rollouts
 
 
 class TrainingDiverged(RuntimeError):
     """The loss or the gradient norm stopped being finite."""
-
-
-def step_seed(seed: int, purpose: int, step: int) -> int:
-    """A 62-bit seed for one purpose at one step, independent of everything else."""
-    return int(np.random.default_rng([seed, purpose, step]).integers(2**62))
 
 
 @dataclass
@@ -48,13 +46,23 @@ class TrainerSettings:
     train: TrainConfig
     sampling: SamplingConfig
     weights: LossWeights
-    normalize_std: bool
+    advantage: str  # a key of `advantages.ESTIMATORS`
     grad_clip: float  # 0: no clipping (the norm is still logged)
-    row_tokens: int  # width of packed training rows
+    row_tokens: int  # width of packed training rows, tokens
     seed: int
     # Forward passes of the update run inside this context (bf16 autocast on a GPU).
     autocast: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext
     micro_batch_tokens: int = 0  # tokens per forward/backward pass (gradient accumulation); 0: all at once
+
+    @classmethod
+    def from_config(cls, config: Config,
+                    autocast: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
+                    ) -> TrainerSettings:
+        """The settings of the run `config` describes (the one place they are assembled)."""
+        return cls(train=config.train, sampling=config.sampling, weights=loss_weights(config.recipe, config.train.set),
+                   advantage=config.recipe.advantage, grad_clip=config.recipe.grad_clip,
+                   row_tokens=max(config.model.max_positions, 16), seed=config.train.seed, autocast=autocast,
+                   micro_batch_tokens=config.system.micro_batch_tokens)
 
 
 class GRPOTrainer:
@@ -74,7 +82,7 @@ class GRPOTrainer:
         chosen = []
         for position in range(step * size, (step + 1) * size):
             epoch, offset = divmod(position, count)
-            order = np.random.default_rng([self.settings.seed, 0, epoch]).permutation(count)
+            order = np.random.default_rng([self.settings.seed, Seed.PROBLEM_ORDER, epoch]).permutation(count)
             chosen.append(self.problems[int(order[offset])])
         return chosen
 
@@ -84,25 +92,23 @@ class GRPOTrainer:
         settings = self.settings
         n = settings.train.rollouts_per_problem
         began = time.perf_counter()
-        shard, rank = _data_parallel_shard(settings.train.batch_problems)
+        shard, rank = data_parallel_shard(settings.train.batch_problems)
         problems = self.batch_problems(step)[rank :: shard.count]
-        torch.manual_seed(step_seed(settings.seed, 1, step) + rank)
+        torch.manual_seed(step_seed(settings.seed, Seed.SAMPLING, step) + rank)
         self.model.eval()
         rollouts = self.engine.generate([p.prompt for p in problems], n, settings.sampling)
-        rewards = torch.tensor([self.task.reward(text, problems[i // n].answer)
-                                for i, text in enumerate(rollouts.texts)]).view(len(problems), n)  # [B_p, n]
+        rewards = torch.tensor(score_rollouts(self.task, problems, rollouts.texts, n), dtype=torch.float32)  # [B_p, n]
         sampled = time.perf_counter()
 
         zero_variance = zero_variance_groups(rewards)  # [B_p]
+        advantages = group_advantages(rewards, settings.advantage)  # [B_p, n]
         if settings.train.n_train is None:
-            advantages = group_advantages(rewards, settings.normalize_std).flatten()  # [B_p * n]
-            rows = torch.arange(len(problems) * n)
-        else:
-            generator = torch.Generator().manual_seed(step_seed(settings.seed, 4, step))
-            chosen_advantages, index = decoupled_advantages(rewards, settings.train.n_train,
-                                                            settings.normalize_std, generator)
-            advantages = chosen_advantages.flatten()  # [B_p * n_train]
-            rows = (torch.arange(len(problems))[:, None] * n + index).flatten()
+            rows = torch.arange(len(problems) * n)  # [B_p * n]
+        else:  # the decoupled baseline: advantages from all n, gradient on n_train of them
+            generator = torch.Generator().manual_seed(step_seed(settings.seed, Seed.DECOUPLED_SUBSET, step))
+            index = decoupled_rows(len(problems), n, settings.train.n_train, generator)  # [B_p, n_train]
+            rows = (torch.arange(len(problems))[:, None] * n + index).flatten()  # [B_p * n_train]
+        advantages = advantages.flatten()[rows]  # [N]
         group_of_row = rows // n
         prompts = self.tokenizer([problems[int(g)].prompt for g in group_of_row])["input_ids"]
         completion_ids = rollouts.completion_ids[rows]  # [N, T]
@@ -151,7 +157,7 @@ class GRPOTrainer:
         finished = time.perf_counter()
         row = _log_row(rollouts, rewards, zero_variance, _summed(terms), grad_norm, lr,
                        sample_seconds=sampled - began, update_seconds=finished - sampled)
-        return _whole_batch(row, shard, device)
+        return whole_batch(row, shard, device)
 
 
 def completion_logprobs(model: PreTrainedModel, prompts: list[list[int]], completion_ids: torch.Tensor,
@@ -213,29 +219,6 @@ def _summed(parts: list[LossTerms]) -> LossTerms:
     """The batch's loss terms from its micro-batches' shares (the loss detached)."""
     return LossTerms(**{field.name: sum(getattr(part, field.name) for part in parts) for field in fields(LossTerms)
                         if field.name != "loss"}, loss=sum(part.loss.detach() for part in parts))
-
-
-def _data_parallel_shard(batch_problems: int) -> tuple[Shard, int]:
-    """The data-parallel process count and this process's rank (1 and 0 without
-    ``torch.distributed``); each process samples and trains on every count-th problem."""
-    if not (torch.distributed.is_available() and torch.distributed.is_initialized()):
-        return Shard(), 0
-    count = torch.distributed.get_world_size()
-    if batch_problems % count:
-        raise ValueError(f"train.batch_problems: B_p = {batch_problems} must be a multiple of the {count} "
-                         "data-parallel processes")
-    return Shard(count), torch.distributed.get_rank()
-
-
-def _whole_batch(row: dict[str, float], shard: Shard, device: torch.device) -> dict[str, float]:
-    """A process's log row turned into the whole batch's: every process holds the same
-    number of rollouts, so means average over processes and counts add up. The sum runs on
-    `device`, the model's (NCCL reduces only CUDA tensors, gloo CPU ones)."""
-    if shard.count == 1:
-        return row
-    summed = shard.total(torch.tensor(list(row.values()), dtype=torch.float64, device=device)).tolist()
-    return {name: value if name in ("step_rollouts", "step_tokens") else value / shard.count
-            for name, value in zip(row, summed)}
 
 
 def _log_row(rollouts: Rollouts, rewards: torch.Tensor, zero_variance: torch.Tensor, terms, grad_norm: float,

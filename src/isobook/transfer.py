@@ -12,7 +12,6 @@ is scored too (``run`` = "base"), as the point nothing was trained.
 from __future__ import annotations
 
 import functools
-import json
 from pathlib import Path
 from typing import Sequence
 
@@ -20,15 +19,15 @@ import datasets
 import pandas as pd
 
 from isobook.base_model import ensure_base_model
-from isobook.config import Config, fingerprint
+from isobook.config import Config
 from isobook.evaluation import correct_counts
-from isobook.pipeline import prepare_sets, sets_id
+from isobook.names import Seed, base_scores_path, run_folder, run_name, step_seed, transfer_cache_name
+from isobook.pipeline import prepare_sets
 from isobook.rollout import inference_engine
-from isobook.run_store import base_scores_path, read_status, run_folder, run_name
-from isobook.runs import EVAL_SEED, problems_of
-from isobook.storage import atomic_write_text
+from isobook.run_store import read_status
+from isobook.runs import problems_of
+from isobook.storage import cached_json
 from isobook.tasks import Problem, make_task
-from isobook.trainer import step_seed
 
 
 def transfer_counts(configs: list[Config], set_names: Sequence[str]) -> pd.DataFrame:
@@ -52,9 +51,8 @@ def transfer_counts(configs: list[Config], set_names: Sequence[str]) -> pd.DataF
             policies.append(({"run": run_name(config), "train_set": config.train.set,
                               "n": config.train.rollouts_per_problem, "rollouts": status["rollouts"]},
                              run_folder(config) / "policy", run_folder(config)))
-    task, seed = make_task(first.task), step_seed(first.train.seed, EVAL_SEED, 0)
-    cache_names = {name: f"transfer-{name}-{fingerprint(sets_id(first), name, first.train.seed, ev, sampling)}.json"
-                   for name in set_names}
+    task, seed = make_task(first.task), step_seed(first.train.seed, Seed.EVALUATION, 0)
+    cache_names = {name: transfer_cache_name(first, name) for name in set_names}
 
     @functools.cache
     def validation(name: str) -> list[Problem]:  # read on first need, once
@@ -64,15 +62,17 @@ def transfer_counts(configs: list[Config], set_names: Sequence[str]) -> pd.DataF
     for identity, weights, cache in policies:
         engine = None
         for name in set_names:
-            path = cache / cache_names[name]
-            cached = json.loads(path.read_text()) if path.is_file() else None
-            # Kept by an older store without per-problem counts, or for an earlier policy: score again.
-            if cached is None or "correct" not in cached or cached["rollouts"] != identity["rollouts"]:
+
+            def score() -> dict[str, object]:
+                nonlocal engine
                 if engine is None:
                     engine, _ = inference_engine(first, weights)
                 correct = correct_counts(engine, task, validation(name), ev.samples, sampling, seed)
-                cached = {"rollouts": identity["rollouts"], "correct": [int(c) for c in correct]}
-                atomic_write_text(json.dumps(cached), path)
+                return {"rollouts": identity["rollouts"], "correct": [int(c) for c in correct]}
+
+            # Kept by an older store without per-problem counts, or for an earlier policy: score again.
+            cached = cached_json(cache / cache_names[name],
+                                 lambda kept: "correct" in kept and kept["rollouts"] == identity["rollouts"], score)
             ids = [problem.id for problem in validation(name)]
             frames.append(pd.DataFrame({**identity, "set": name, "id": ids, "correct": cached["correct"],
                                         "samples": ev.samples}))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from isobook.config import TaskConfig
-from isobook.tasks.base import Problem, Task
+from isobook.tasks.base import Problem, Task, score_rollouts
 from isobook.tasks.chain import ChainArithmetic
 from isobook.tasks.math_file import MathFile
 
@@ -28,4 +28,4 @@ def make_task(config: TaskConfig) -> Task:
     return _REGISTRY[config.family](config)
 
 
-__all__ = ["ChainArithmetic", "MathFile", "Problem", "Task", "make_task"]
+__all__ = ["ChainArithmetic", "MathFile", "Problem", "Task", "make_task", "score_rollouts"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -32,3 +34,12 @@ class Task(Protocol):
     def reward(self, completion: str, answer: str) -> float:
         """1.0 when the completion's final answer equals `answer`, else 0.0."""
         ...
+
+
+def score_rollouts(task: Task, problems: list[Problem], texts: list[str], n: int) -> np.ndarray:
+    """The reward of every rollout, `n` consecutive `texts` per problem (the engines'
+    order), for training and profiling alike. # [problems, n]"""
+    if len(texts) != len(problems) * n:
+        raise ValueError(f"texts: expected {len(problems)} problems x {n} rollouts, got {len(texts)}")
+    return np.array([task.reward(text, problems[i // n].answer) for i, text in enumerate(texts)],
+                    dtype=np.float64).reshape(len(problems), n)

@@ -1,0 +1,53 @@
+"""Building a grid: one run config per (set, B_p, n, seed) point, or one run anywhere.
+
+    from isobook.sweeps import grid_run, sweep_configs
+    configs = sweep_configs(config)                                       # every grid point
+    ablation = grid_run(config, "easy", 8, 16, ["recipe.regularisers=none"])  # off the grid
+
+Whatever coincides with a grid point is the same run in the store (`names.run_name`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+from pathlib import Path
+from typing import Sequence
+
+from isobook.config import Config, with_overrides
+
+GRID_COLUMNS = ["set", "batch_problems", "n", "seed"]
+
+
+def sweep_configs(config: Config) -> list[Config]:
+    """One config per grid point with B_p * n <= max_batch, each run to the sweep's budget,
+    with the sweep's threads per run and an absolute outputs folder (workers may start
+    elsewhere)."""
+    s = config.sweep
+    return [_sweep_run(config, set_name, batch_problems, n, seed, s.budget)
+            for set_name, batch_problems, n, seed in itertools.product(s.sets, s.batch_problems,
+                                                                       s.rollouts_per_problem, s.seeds)
+            if batch_problems * n <= s.max_batch]
+
+
+def grid_run(config: Config, set_name: str, batch_problems: int, n: int, changes: Sequence[str] = (),
+             budget: int | None = None) -> Config:
+    """One run like the sweep's, but anywhere: `changes` are ``section.field=value``
+    overrides (e.g. a recipe variant), `budget` defaults to the sweep's, the seed is the
+    sweep's first. Whatever coincides with a grid point is the same run in the store."""
+    varied = with_overrides(config, changes)
+    return _sweep_run(varied, set_name, batch_problems, n, config.sweep.seeds[0], budget or config.sweep.budget)
+
+
+def _sweep_run(config: Config, set_name: str, batch_problems: int, n: int, seed: int, budget: int) -> Config:
+    system = replace(config.system, threads=config.sweep.threads_per_worker,
+                     outputs=str(Path(config.system.outputs).resolve()))
+    train = replace(config.train, set=set_name, batch_problems=batch_problems, rollouts_per_problem=n,
+                    seed=seed, budget=budget)
+    return replace(config, train=train, system=system)
+
+
+def grid_row(config: Config) -> dict[str, object]:
+    """The grid columns of a run config."""
+    t = config.train
+    return {"set": t.set, "batch_problems": t.batch_problems, "n": t.rollouts_per_problem, "seed": t.seed}

@@ -1,0 +1,83 @@
+"""Reading a grid's results back from the run store: evaluation points, every logged
+update, per-problem counts. Runs not finished are left out; each run is read up to the
+budget its config asks for (a longer stored run serves a shorter request).
+
+    from isobook.sweeps import run_counts, run_points, sweep_points
+    points = sweep_points(config)                 # every evaluation point of the sweep's runs
+    counts = run_counts(configs, "validation")    # per-problem counts behind the val_* scores
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import pandas as pd
+
+from isobook.config import Config
+from isobook.names import run_folder
+from isobook.run_store import COUNT_COLUMNS, read_counts, read_metrics, read_status
+from isobook.sweeps.grid import GRID_COLUMNS, grid_row, sweep_configs
+
+
+def sweep_points(config: Config) -> pd.DataFrame:
+    """Every evaluation point (row 0, the base model, included) of every finished run of
+    the sweep: the grid columns, ``rollouts``, ``tokens``, ``step`` and the ``val_*`` scores."""
+    return run_points(sweep_configs(config), config.evaluation.k)
+
+
+def run_points(configs: list[Config], k: int, labels: Sequence[dict[str, object]] | None = None) -> pd.DataFrame:
+    """`sweep_points` for any list of run configs (with `labels` columns as in
+    `run_history`); runs not finished are left out."""
+    history = run_history(configs, labels)
+    fixed = (*GRID_COLUMNS, *(labels or [{}])[0], "step", "rollouts", "tokens")
+    keep = [c for c in history.columns if c in fixed or c.startswith("val_")]
+    if f"val_avg@{k}" in history:
+        history = history.dropna(subset=[f"val_avg@{k}"])
+    return history[keep].reset_index(drop=True)
+
+
+def run_history(configs: list[Config], labels: Sequence[dict[str, object]] | None = None) -> pd.DataFrame:
+    """Every logged row (row 0, the base model, and one per update, up to each run's
+    budget) of every finished run in `configs`: the grid columns, then one column per key
+    of `labels` (one dict per config, e.g. the recipe variant), then the metrics."""
+    labels = labels or [{} for _ in configs]
+    if len(labels) != len(configs):
+        raise ValueError(f"labels: one per config ({len(configs)}), got {len(labels)}")
+    frames = []
+    for run, label in zip(configs, labels):
+        folder = run_folder(run)
+        status = read_status(folder)
+        if not status or status["status"] != "finished":
+            continue
+        metrics = read_metrics(folder)
+        frames.append(metrics[metrics["rollouts"] <= run.train.budget].assign(**grid_row(run), **label))
+    front = [*GRID_COLUMNS, *labels[0]] if labels else GRID_COLUMNS
+    if not frames:
+        return pd.DataFrame(columns=[*front, "step", "rollouts", "tokens"])
+    history = pd.concat(frames, ignore_index=True)
+    return history[[*front, *[c for c in history.columns if c not in front]]]
+
+
+def run_counts(configs: list[Config], split: str, labels: Sequence[dict[str, object]] | None = None) -> pd.DataFrame:
+    """Per-problem correct counts of every finished run in `configs` up to its budget:
+    `split` ``validation`` (every evaluation, the data behind ``val_*``) or ``train_pass``
+    (the training problems at `evaluation.train_pass_rollouts`). Columns: the grid
+    columns, the `labels` columns (as in `run_history`), then ``step``, ``rollouts``,
+    ``id``, ``correct``, ``samples``."""
+    labels = labels or [{} for _ in configs]
+    frames = []
+    for run, label in zip(configs, labels):
+        folder = run_folder(run)
+        status = read_status(folder)
+        if status and status["status"] == "finished":
+            table = read_counts(folder, split)
+            frames.append(table[table["rollouts"] <= run.train.budget].assign(**grid_row(run), **label))
+    columns = [*GRID_COLUMNS, *labels[0], *COUNT_COLUMNS] if labels else [*GRID_COLUMNS, *COUNT_COLUMNS]
+    return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+
+
+def run_train_pass(configs: list[Config]) -> pd.DataFrame:
+    """`run_counts` of the training problems (the interference histograms), with
+    ``pass_at_1`` = correct / samples."""
+    table = run_counts(configs, "train_pass")
+    return table.drop(columns="step").assign(pass_at_1=table["correct"] / table["samples"])

@@ -1,0 +1,76 @@
+"""Store names: pinned to what earlier versions wrote, and stable when a defaulted field is added."""
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+import isobook.config
+import isobook.sweeps.execute
+from conftest import smoke_config
+from isobook.config import Config, TrainConfig, load_config
+from isobook.names import (Seed, base_model_id, base_scores_path, fingerprint, run_name, sets_id, step_seed,
+                           transfer_cache_name)
+from isobook.sweeps import run_sweep, sweep_configs
+
+
+def test_names_are_those_isobook_wrote_before_the_naming_moved() -> None:
+    """Written by isobook at b4b4834 (before `names` existed) for these smoke configs: an
+    existing store keeps answering from its folders."""
+    config = smoke_config(Path("/store"), "train.batch_problems=4")
+    assert base_model_id(config) == "qwen2-h48-l2-chain-s0-8948b4"
+    assert sets_id(config) == "qwen2-h48-l2-chain-s0-8948b4-pool400-05ecfa"
+    assert base_scores_path(config).name == "easy-s0-0aa984.json"
+    assert run_name(config) == "easy-bp4-n8-s0-71f6aa"
+    assert run_name(smoke_config(Path("/store"), "train.batch_problems=4", "train.rollouts_per_problem=4",
+                                 "train.n_train=2")) == "easy-bp4-n4-s0-bacb5e"
+    assert run_name(smoke_config(Path("/store"), "train.batch_problems=4", "train.set=hard",
+                                 "recipe.zero_variance=all")) == "hard-bp4-n8-s0-d7df19"
+    # recipe.advantage replaced recipe.normalize_std: the default is the old default's run
+    assert run_name(smoke_config(Path("/store"), "train.batch_problems=4", "recipe.advantage=grpo")) == run_name(config)
+    others = {run_name(smoke_config(Path("/store"), "train.batch_problems=4", f"recipe.advantage={name}"))
+              for name in ("drgrpo", "rloo")}
+    assert len(others) == 2 and run_name(config) not in others
+    assert transfer_cache_name(config, "hard").startswith("transfer-hard-")
+
+
+def test_fingerprints_depend_on_content_only() -> None:
+    assert fingerprint(Config().sets) == fingerprint(load_config(None, []).sets)
+    assert fingerprint(Config().sets) != fingerprint(load_config(None, ["sets.pool_size=5"]).sets)
+
+
+def test_seeds_are_named_by_purpose_and_independent() -> None:
+    assert [int(s) for s in Seed] == [0, 1, 2, 3, 4]  # stored runs drew with these numbers
+    seeds = {step_seed(0, purpose, 0) for purpose in Seed}
+    assert len(seeds) == len(Seed) and step_seed(0, Seed.SAMPLING, 3) == step_seed(0, Seed.SAMPLING, 3)
+
+
+def _with_new_train_field(monkeypatch: pytest.MonkeyPatch, default: int) -> None:
+    """isobook as if a later version added ``train.new_knob`` (default `default`)."""
+    newer = dataclasses.make_dataclass(
+        "TrainConfig", [("new_knob", int, dataclasses.field(default=default, metadata={"help": "a later field"}))],
+        bases=(TrainConfig,), frozen=True)
+    newer.__module__ = isobook.config.__name__
+    monkeypatch.setattr(isobook.config, "TrainConfig", newer)
+
+
+def test_a_defaulted_new_field_keeps_every_stored_run(outputs_with_sets: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    grid = ["sweep.sets=[easy]", "sweep.batch_problems=[2]", "sweep.rollouts_per_problem=[2, 4]", "sweep.budget=32",
+            "sweep.workers=1", "train.seed=0"]  # train.seed: builds the train section from the class of the day
+    before = run_sweep(smoke_config(outputs_with_sets, *grid), show_progress=False)
+    assert before["status"].eq("finished").all() and len(before) == 2
+
+    _with_new_train_field(monkeypatch, default=0)
+
+    def no_training(*_: object) -> None:
+        raise AssertionError("a stored run was trained again")
+
+    monkeypatch.setattr(isobook.sweeps.execute, "_run_locally", no_training)
+    newer = smoke_config(outputs_with_sets, *grid)
+    assert type(newer.train).__name__ == "TrainConfig" and newer.train.new_knob == 0
+    after = run_sweep(newer, show_progress=False)
+    assert after["status"].eq("finished").all()
+    assert after["folder"].tolist() == before["folder"].tolist()
+    # set away from its default, the new field changes what is trained: other names
+    changed = sweep_configs(smoke_config(outputs_with_sets, *grid, "train.new_knob=1"))
+    assert {run_name(c) for c in changed}.isdisjoint(Path(f).name for f in before["folder"])
