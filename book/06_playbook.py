@@ -29,6 +29,7 @@ overrides = []
 budget = None  # rollouts per run; None keeps the params file's sweep.budget
 
 # %%
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -41,7 +42,7 @@ from isobook.evaluation import metric_name, power_of_two_budgets
 from isobook.findings import n_star_grows, optima_by_budget, planner_regret, problem_scores, spread_comparison
 from isobook.frontier import analyse_frontier
 from isobook.pages import FindingsTable, note, runs_note, scale, table
-from isobook.planner import held_out_check, plan
+from isobook.planner import ExtrapolationWarning, held_out_check, plan
 from isobook.sweeps import run_counts, run_sweep, sweep_configs, sweep_points
 
 use_offline_renderer()
@@ -92,27 +93,38 @@ table(optima[["rollouts", "batch_problems", "n", "score", "within noise", "lead"
 #
 # At the grid's first $B_p$ (the one with the most $n$ values), fit $n^*$ on the frontier up
 # to a quarter of the sweep's budget, predict $n$ at the budget, and compare that choice
-# with the best $n$ there.
+# with the best $n$ there. The budget lies beyond the fitted range, so the planner caps $n$
+# at the largest $n^*$ measured below it: a bet that $n^*$ saturates there.
 
 # %%
 batch_problems = config.sweep.batch_problems[0]
 row_fits = {(n,): fit for (n, bp), fit in analysis.fits.items() if bp == batch_problems}
 try:
     check = held_out_check(row_fits, config.sweep.budget)
+    capped = (f" (the sigmoid asks for n = {check['sigmoid_n']:.0f}, capped at the largest n* measured)"
+              if check["sigmoid_n"] != check["predicted_n"] else "")
     display(note(f"Fitted on budgets up to {config.sweep.budget // 4:,} rollouts, the planner predicts "
-                 f"n = {check['predicted_n']:.0f} at {config.sweep.budget:,}; the fitted frontier's n* there is "
-                 f"{check['measured_n']:.0f}."))
+                 f"n = {check['predicted_n']:.0f}{capped} at {config.sweep.budget:,}; the fitted frontier's n* "
+                 f"there is {check['measured_n']:.0f}."))
 except ValueError as error:  # too few frontier points below C/4, or no curve reaching C
     check = None
     display(note(f"The planner cannot be checked on this grid: {error}."))
 
+# %% [markdown]
+# The plan for budgets around the sweep's. Those beyond the range $n^*$ was fitted on are
+# marked, with $n$ capped at the largest $n^*$ the frontier measured.
+
 # %%
 n_values = sorted({n for n, _ in analysis.fits})
 top = int(np.log2(config.sweep.budget))
-plans = pd.DataFrame([vars(plan(2**e, analysis.n_star, batch_problems, n_values))
-                      for e in range(top - 3, top + 3) if 2**e >= batch_problems * max(n_values)]) \
-    if analysis.n_star else None
-table(plans.rename(columns={"budget": "budget (rollouts)", "batch_problems": "B_p", "steps": "M (updates)"})) \
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", ExtrapolationWarning)  # the table's last column says it for each budget
+    plans = pd.DataFrame([vars(plan(2**e, analysis.n_star, batch_problems, n_values,
+                                    largest_measured_n=int(analysis.fitted["n"].max())))
+                          for e in range(top - 3, top + 3) if 2**e >= batch_problems * max(n_values)]) \
+        if analysis.n_star else None
+table(plans.rename(columns={"budget": "budget (rollouts)", "batch_problems": "B_p", "steps": "M (updates)",
+                            "extrapolated": "beyond the fit (n capped)"})) \
     if plans is not None else note("No sigmoid of n* to plan with: " + analysis.why_no_fit)
 
 # %% [markdown]

@@ -1,5 +1,8 @@
 """avg@k, best@k and worst@k estimators on hand-computed cases."""
 
+from fractions import Fraction
+from math import comb
+
 import numpy as np
 import pytest
 
@@ -23,3 +26,22 @@ def test_k_equal_n_is_any_and_all() -> None:
 def test_k_out_of_range_is_refused() -> None:
     with pytest.raises(ValueError, match="k: must lie in"):
         best_at_k(np.array([1]), 4, 5)
+
+
+@pytest.mark.parametrize("k", [1, 64, 512, 2048])
+def test_large_n_and_k_match_exact_fractions(k: int) -> None:
+    # C(2048, 512) ~ 1e490: a quotient of binomials in floats is inf / inf here.
+    n = 2048
+    correct = np.array([0, 1, 2, 100, 511, 512, 1024, 1536, 2046, 2047, 2048])
+    exact_best = [1 - Fraction(comb(n - c, k), comb(n, k)) for c in correct]
+    exact_worst = [Fraction(comb(c, k), comb(n, k)) for c in correct]
+    best, worst = best_at_k(correct, n, k), worst_at_k(correct, n, k)
+    assert np.isfinite(best).all() and np.isfinite(worst).all()
+    assert np.abs(best - np.array(exact_best, dtype=float)).max() < 1e-12
+    assert np.abs(worst - np.array(exact_worst, dtype=float)).max() < 1e-12
+    assert best[0] == 0.0 and best[-1] == 1.0 and worst[-1] == 1.0 and (worst[correct < k] == 0.0).all()
+
+
+def test_counts_out_of_range_are_refused() -> None:
+    with pytest.raises(ValueError, match="correct: counts must lie in"):
+        worst_at_k(np.array([0, 5]), 4, 2)
