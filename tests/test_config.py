@@ -4,7 +4,10 @@ from pathlib import Path
 
 import pytest
 
+from isobook.base_model import base_model_id
 from isobook.config import Config, ConfigError, fingerprint, load_config
+from isobook.pipeline import sets_id
+from isobook.run_store import run_name
 from isobook.sweeps import sweep_configs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,6 +52,7 @@ def test_overrides_apply_on_top_of_the_file() -> None:
         ("sets.mixtures={m: {hard: 0.7}}", r"sets.mixtures.m: fractions must sum to 1"),
         ("sets.mixtures={m: {medium: 1.0}}", r"sets.mixtures.m: unknown set \['medium'\]"),
         ("task.family=math-file", r"task.path: required"),
+        ("task.chat_template=maybe", r"task.chat_template: 'maybe' is not allowed; allowed: auto, on, off"),
         ("nonsense=1", r"nonsense: unknown field; allowed: base_model, evaluation, model"),
         ("pool_size", r"expected key=value"),
         ("train.set=medium", r"train.set: 'medium' is not a problem set; allowed: easy, hard, veryeasy, xhard, mix-dual"),
@@ -75,3 +79,28 @@ def test_missing_params_file_is_named() -> None:
 def test_fingerprint_depends_on_content_only() -> None:
     assert fingerprint(Config().sets) == fingerprint(load_config(None, []).sets)
     assert fingerprint(Config().sets) != fingerprint(load_config(None, ["sets.pool_size=5"]).sets)
+
+
+def test_on_and_off_stay_words_where_a_field_allows_them(tmp_path: Path) -> None:
+    params = tmp_path / "params.yaml"
+    params.write_text("task:\n  chat_template: off\nrecipe:\n  track_kl: off\n")  # YAML 1.1: bare off is False
+    config = load_config(params)
+    assert config.task.chat_template == "off"
+    assert config.recipe.track_kl is False  # a boolean field keeps YAML's reading
+    assert load_config(None, ["task.chat_template=on"]).task.chat_template == "on"
+
+
+def test_chat_fields_leave_stored_names_alone_where_they_change_no_prompt() -> None:
+    """Names as they were before task.chat_template and task.instruction existed."""
+    cpu = Config()
+    assert base_model_id(cpu) == "qwen2-h96-l3-chain-s0-fd7ea5"
+    assert sets_id(cpu) == "qwen2-h96-l3-chain-s0-fd7ea5-pool4000-cff854"
+    assert run_name(cpu) == "easy-bp32-n8-s0-de7d18"
+    chain = load_config(None, ["task.chat_template=on", "task.instruction=x"])  # the chain family ignores them
+    assert (sets_id(chain), run_name(chain)) == (sets_id(cpu), run_name(cpu))
+    math = ["task.family=math-file", "task.path=/data/x.jsonl", "model.source=/m/Qwen"]
+    assert sets_id(load_config(None, [*math, "task.chat_template=off"])) == "Qwen-pool4000-5be16a"
+    assert sets_id(load_config(None, [*math, "task.chat_template=off", "task.instruction=x"])) == "Qwen-pool4000-5be16a"
+    # auto and on may change the prompts, so their sets are not those stored before
+    assert len({sets_id(load_config(None, [*math, f"task.chat_template={mode}"]))
+                for mode in ("off", "auto", "on")}) == 3

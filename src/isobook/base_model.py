@@ -39,7 +39,7 @@ IGNORE = -100  # label id that carries no loss
 def base_model_id(config: Config) -> str:
     """Readable, config-derived name of isobook's own base model, e.g. ``qwen2-h96-l3-chain-s0-1a2b3c``."""
     m = config.model
-    digest = fingerprint(m, config.task, config.base_model, config.system.seed)
+    digest = fingerprint(m, config.task.identity(), config.base_model, config.system.seed)
     return f"qwen2-h{m.hidden_size}-l{m.num_layers}-{config.task.family}-s{config.system.seed}-{digest}"
 
 

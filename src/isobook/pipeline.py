@@ -56,7 +56,7 @@ def sets_id(config: Config) -> str:
     whichever engine first asks and shared by runs of every engine, so that runs sampling
     with torch and with vLLM train and are scored on the same problems."""
     model = base_model_id(config) if config.model.source == "isobook" else Path(config.model.source).name
-    digest = fingerprint(config.model, config.task, config.base_model, config.sampling, config.sets,
+    digest = fingerprint(config.model, config.task.identity(), config.base_model, config.sampling, config.sets,
                          config.system.seed)
     return f"{model}-pool{config.sets.pool_size}-{digest}"
 
@@ -72,10 +72,10 @@ def prepare_sets(config: Config) -> SetsResult:
     model_path = ensure_base_model(config)
     seconds["base_model"] = time.perf_counter() - began
 
-    task = make_task(config.task)
+    engine, tokenizer = inference_engine(config, model_path)
+    task = make_task(config.task, tokenizer)  # prompts written once, here, and stored with the sets
     pool = task.problems(config.sets.pool_size, seed=config.system.seed + POOL_SEED_OFFSET)
     work = folder.with_name(folder.name + ".partial")
-    engine, _ = inference_engine(config, model_path)
     profile = _pool_table(pool)
     s = config.sets
 
