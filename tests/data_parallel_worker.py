@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from conftest import smoke_config  # noqa: E402
 from isobook.base_model import ensure_base_model  # noqa: E402
 from isobook.models import load_causal_lm  # noqa: E402
+from isobook.prompts import encode_prompts  # noqa: E402
 from isobook.rollout.base import Rollouts, assemble_rollouts  # noqa: E402
 from isobook.runs import run_grpo  # noqa: E402
 from isobook.tasks import make_task  # noqa: E402
@@ -45,7 +46,8 @@ class FixedEngine:
                 text = f"#{self.answers[prompt]}" if j % 2 == 0 else f"{j}#0"
                 ids.append(torch.tensor(self.tokenizer(text, add_special_tokens=False)["input_ids"]
                                         + [self.tokenizer.eos_token_id]))
-        return assemble_rollouts(ids, [torch.full((len(row),), -1.0) for row in ids], n, self.tokenizer)
+        return assemble_rollouts(encode_prompts(self.tokenizer, prompts, chat=False), ids,
+                                 [torch.full((len(row),), -1.0) for row in ids], n, self.tokenizer)
 
     def load_weights(self, model) -> None:
         pass

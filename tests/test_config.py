@@ -49,6 +49,7 @@ def test_overrides_apply_on_top_of_the_file() -> None:
         ("sets.mixtures={m: {hard: 0.7}}", r"sets.mixtures.m: fractions must sum to 1"),
         ("sets.mixtures={m: {medium: 1.0}}", r"sets.mixtures.m: unknown set \['medium'\]"),
         ("task.family=math-file", r"task.path: required"),
+        ("task.chat_template=maybe", r"task.chat_template: 'maybe' is not allowed; allowed: auto, on, off"),
         ("nonsense=1", r"nonsense: unknown field; allowed: base_model, evaluation, model"),
         ("pool_size", r"expected key=value"),
         ("train.set=medium", r"train.set: 'medium' is not a problem set; allowed: easy, hard, veryeasy, xhard, mix-dual"),
@@ -70,3 +71,12 @@ def test_bad_values_fail_naming_the_field(override: str, message: str) -> None:
 def test_missing_params_file_is_named() -> None:
     with pytest.raises(ConfigError, match="params: no such file"):
         load_config("params/nope.yaml")
+
+
+def test_on_and_off_stay_words_where_a_field_allows_them(tmp_path: Path) -> None:
+    params = tmp_path / "params.yaml"
+    params.write_text("task:\n  chat_template: off\nrecipe:\n  track_kl: off\n")  # YAML 1.1: bare off is False
+    config = load_config(params)
+    assert config.task.chat_template == "off"
+    assert config.recipe.track_kl is False  # a boolean field keeps YAML's reading
+    assert load_config(None, ["task.chat_template=on"]).task.chat_template == "on"

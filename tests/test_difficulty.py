@@ -23,7 +23,8 @@ class SeedEcho:
         draws = torch.randint(0, 3, (len(prompts) * n,))
         texts = [f"#{int(d)}" for d in draws]
         mask = torch.ones(len(texts), 2)
-        return Rollouts(n=n, completion_ids=torch.zeros(len(texts), 2, dtype=torch.long),
+        return Rollouts(n=n, prompt_ids=[[0]] * len(prompts),
+                        completion_ids=torch.zeros(len(texts), 2, dtype=torch.long),
                         completion_mask=mask, logprobs=torch.zeros(len(texts), 2), texts=texts)
 
 

@@ -3,26 +3,11 @@
 import json
 from pathlib import Path
 
-import torch
-from transformers import LlamaConfig, LlamaForCausalLM
-
+from conftest import save_tiny_llama
 from isobook.config import load_config
 from isobook.models import load_causal_lm
 from isobook.pipeline import prepare_sets
 from isobook.rollout import kv_decode
-from isobook.tokenizer import build_char_tokenizer
-
-
-def save_tiny_llama(folder: Path) -> None:
-    tokenizer = build_char_tokenizer()
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(LlamaConfig(
-        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
-        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id))
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
 
 
 def test_a_local_llama_folder_profiles_real_math_problems(tmp_path: Path) -> None:

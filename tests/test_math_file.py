@@ -60,9 +60,9 @@ def test_jsonl_and_parquet_load_the_same_problems(jsonl_file: Path, tmp_path: Pa
 
 
 def test_registry_builds_a_math_file_task_that_scores(jsonl_file: Path) -> None:
-    task = make_task(TaskConfig(family="math-file", path=str(jsonl_file)))
+    task = make_task(TaskConfig(family="math-file", path=str(jsonl_file), chat_template="off"))
     problem = next(p for p in task.problems(3, seed=1) if p.answer == "7")
-    assert problem.prompt.startswith("Tom has 3 apples")
+    assert problem.prompt == "Tom has 3 apples and buys 4.\nPut the final answer within \\boxed{}."
     assert task.reward("3 + 4 = \\boxed{7}", problem.answer) == 1.0
 
 

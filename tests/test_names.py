@@ -34,6 +34,20 @@ def test_names_are_those_isobook_wrote_before_the_naming_moved() -> None:
     assert transfer_cache_name(config, "hard").startswith("transfer-hard-")
 
 
+def test_the_default_configs_names_and_the_chat_fields() -> None:
+    """Names of the default config as isobook wrote them before task.chat_template existed;
+    its default, off, is the old behaviour, so only auto and on name other sets."""
+    default = Config()
+    assert base_model_id(default) == "qwen2-h96-l3-chain-s0-fd7ea5"
+    assert sets_id(default) == "qwen2-h96-l3-chain-s0-fd7ea5-pool4000-cff854"
+    assert run_name(default) == "easy-bp32-n8-s0-de7d18"
+    math = ["task.family=math-file", "task.path=/data/x.jsonl", "model.source=/m/Qwen"]
+    assert sets_id(load_config(None, math)) == "Qwen-pool4000-5be16a"
+    assert sets_id(load_config(None, [*math, "task.chat_template=off"])) == "Qwen-pool4000-5be16a"
+    assert len({sets_id(load_config(None, [*math, f"task.chat_template={mode}"]))
+                for mode in ("off", "auto", "on")}) == 3
+
+
 def test_fingerprints_depend_on_content_only() -> None:
     assert fingerprint(Config().sets) == fingerprint(load_config(None, []).sets)
     assert fingerprint(Config().sets) != fingerprint(load_config(None, ["sets.pool_size=5"]).sets)

@@ -80,8 +80,20 @@ class TaskConfig:
     answer_field: str = option("answer", "math-file: column holding the reference answer or solution")
     prompt_template: str = option(
         "{question}\nPut the final answer within \\boxed{{}}.",
-        "math-file: prompt text; {question} is replaced by the problem",
+        "math-file: the raw prompt, used where no chat template is applied; {question} is replaced by "
+        "the problem",
     )
+    # Off by default, the behaviour before the field existed, so stored sets keep their names
+    # (`names`); instruct checkpoints want auto (params/gpu-qwen2.5-0.5b.yaml sets it).
+    chat_template: str = option(
+        "off", "math-file: write each prompt in the checkpoint tokenizer's chat template (one user turn, "
+        "the problem then `instruction` on a new line, and the assistant's generation prompt): auto (when "
+        "the tokenizer has one, else prompt_template), on (the tokenizer must have one), off (prompt_template)",
+        choices=("auto", "on", "off"))
+    instruction: str = option(
+        "Please reason step by step, and put your final answer within \\boxed{}.",
+        "math-file with a chat template: text after the problem in the user turn (DeepSeek-R1 and "
+        "Qwen2.5-Math's wording); empty: the problem alone. prompt_template is not used then")
 
     def __post_init__(self) -> None:
         if self.min_ops > self.max_ops:
@@ -409,8 +421,10 @@ def _join(where: str, name: str) -> str:
 def _check(path: str, hint: Any, value: Any, metadata: typing.Mapping[str, Any]) -> Any:
     if dataclasses.is_dataclass(hint):
         return build(hint, value, path)
-    value = _coerce(path, hint, value)
     choices = metadata.get("choices")
+    if isinstance(value, bool) and choices is not None and {"on", "off"} <= set(choices):
+        value = "on" if value else "off"  # YAML 1.1 reads a bare on/off as a boolean
+    value = _coerce(path, hint, value)
     if choices is not None and value not in choices:
         raise ConfigError(f"{path}: {value!r} is not allowed; allowed: {', '.join(map(str, choices))}")
     low, high = metadata.get("low"), metadata.get("high")

@@ -59,10 +59,10 @@ def prepare_sets(config: Config) -> SetsResult:
     model_path = ensure_base_model(config)
     seconds["base_model"] = time.perf_counter() - began
 
-    task = make_task(config.task)
+    engine, tokenizer = inference_engine(config, model_path)
+    task = make_task(config.task, tokenizer)  # prompts written once, here, and stored with the sets
     pool = task.problems(config.sets.pool_size, seed=config.system.seed + POOL_SEED_OFFSET)
     work = folder.with_name(folder.name + ".partial")
-    engine, _ = inference_engine(config, model_path)
     profile = _pool_table(pool)
     s = config.sets
 

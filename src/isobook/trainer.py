@@ -110,7 +110,7 @@ class GRPOTrainer:
             rows = (torch.arange(len(problems))[:, None] * n + index).flatten()  # [B_p * n_train]
         advantages = advantages.flatten()[rows]  # [N]
         group_of_row = rows // n
-        prompts = self.tokenizer([problems[int(g)].prompt for g in group_of_row])["input_ids"]
+        prompts = [rollouts.prompt_ids[int(g)] for g in group_of_row]  # the ids the engine sampled from
         completion_ids = rollouts.completion_ids[rows]  # [N, T]
         mask = rollouts.completion_mask[rows]  # [N, T]
 

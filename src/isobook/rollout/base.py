@@ -15,13 +15,16 @@ from isobook.config import SamplingConfig
 class Rollouts:
     """`n` completions for each of P prompts, grouped prompt by prompt (N = P * n rows).
 
-    Row ``i`` belongs to prompt ``i // n``. Completions are right-padded; the mask covers
-    the generated tokens including a closing ``<eos>``. `logprobs` are those of each
-    sampled token under the distribution it was drawn from (temperature and top-p
-    applied), the behaviour policy that importance ratios divide by.
+    Row ``i`` belongs to prompt ``i // n``. `prompt_ids` are the token ids each prompt was
+    sampled from, which the trainer scores the completions after (so the two can never
+    tokenize a prompt differently). Completions are right-padded; the mask covers the
+    generated tokens including a closing ``<eos>``. `logprobs` are those of each sampled
+    token under the distribution it was drawn from (temperature and top-p applied), the
+    behaviour policy that importance ratios divide by.
     """
 
     n: int
+    prompt_ids: list[list[int]]  # [P] token ids of each prompt
     completion_ids: torch.Tensor  # [N, T] token ids, pad after the end
     completion_mask: torch.Tensor  # [N, T] 1.0 on generated tokens, 0.0 on padding
     logprobs: torch.Tensor  # [N, T] log-prob of each sampled token, 0.0 on padding
@@ -37,7 +40,8 @@ class RolloutEngine(Protocol):
     """Samples completions from the current policy."""
 
     def generate(self, prompts: list[str], n: int, sampling: SamplingConfig) -> Rollouts:
-        """`n` samples for every prompt, in prompt order. Temperature 0 is greedy."""
+        """`n` samples for every prompt, in prompt order, each prompt tokenized by
+        `isobook.prompts.encode_prompts`. Temperature 0 is greedy."""
         ...
 
     def load_weights(self, model: PreTrainedModel) -> None:
@@ -45,10 +49,11 @@ class RolloutEngine(Protocol):
         ...
 
 
-def assemble_rollouts(ids: list[torch.Tensor], logprobs: list[torch.Tensor], n: int,
+def assemble_rollouts(prompt_ids: list[list[int]], ids: list[torch.Tensor], logprobs: list[torch.Tensor], n: int,
                       tokenizer: PreTrainedTokenizerBase) -> Rollouts:
-    """`Rollouts` from one token-id row and one log-prob row per rollout (# [T_i] each,
-    prompt by prompt): right-padded, masked up to and including the first ``<eos>``, decoded."""
+    """`Rollouts` from each prompt's token ids and one token-id row and one log-prob row per
+    rollout (# [T_i] each, prompt by prompt): right-padded, masked up to and including the
+    first ``<eos>``, decoded."""
     pad, eos = tokenizer.pad_token_id, tokenizer.eos_token_id
     width = max(1, max(len(row) for row in ids))
     completion_ids = torch.stack([torch.nn.functional.pad(row, (0, width - len(row)), value=pad) for row in ids])
@@ -59,5 +64,5 @@ def assemble_rollouts(ids: list[torch.Tensor], logprobs: list[torch.Tensor], n: 
     mask = ((~after_eos) & (torch.arange(width)[None, :] < lengths[:, None])).float()  # [N, T]
     completion_ids = completion_ids.masked_fill(mask == 0, pad)
     texts = tokenizer.batch_decode(completion_ids, skip_special_tokens=True)
-    return Rollouts(n=n, completion_ids=completion_ids, completion_mask=mask,
+    return Rollouts(n=n, prompt_ids=prompt_ids, completion_ids=completion_ids, completion_mask=mask,
                     logprobs=torch.where(mask > 0, padded_logprobs, 0.0), texts=texts)

@@ -11,6 +11,7 @@ from isobook.device import resolve_placement
 from isobook.models import load_causal_lm
 from isobook.rollout.base import RolloutEngine
 from isobook.rollout.torch_engine import TorchEngine
+from isobook.tasks import chat_prompts
 from isobook.tokenizer import load_tokenizer
 
 
@@ -22,7 +23,8 @@ def inference_engine(config: Config, model_path: str | Path) -> tuple[RolloutEng
         return _vllm(config, model_path, tokenizer), tokenizer
     placement = resolve_placement(config.system)
     model, tokenizer = load_causal_lm(model_path, dtype=placement.dtype, device=placement.device)
-    return TorchEngine(model.eval(), tokenizer, config.sampling.batch_rollouts), tokenizer
+    return TorchEngine(model.eval(), tokenizer, config.sampling.batch_rollouts,
+                       chat=chat_prompts(config.task, tokenizer)), tokenizer
 
 
 def training_engine(config: Config, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase,
@@ -33,7 +35,8 @@ def training_engine(config: Config, model: PreTrainedModel, tokenizer: PreTraine
     if config.system.engine == "vllm":
         return _vllm(config, model_path, tokenizer)
     placement = resolve_placement(config.system)
-    return TorchEngine(model, tokenizer, config.sampling.batch_rollouts, autocast=placement.autocast)
+    return TorchEngine(model, tokenizer, config.sampling.batch_rollouts, autocast=placement.autocast,
+                       chat=chat_prompts(config.task, tokenizer))
 
 
 def _vllm(config: Config, model_path: str | Path, tokenizer: PreTrainedTokenizerBase) -> RolloutEngine:
@@ -41,4 +44,5 @@ def _vllm(config: Config, model_path: str | Path, tokenizer: PreTrainedTokenizer
 
     return VLLMEngine(model_path, tokenizer, config.model.max_positions, resolve_placement(config.system).dtype,
                       config.system.vllm_gpu_memory,
-                      config.system.seed, cache_dir=Path(config.system.outputs) / "cache")
+                      config.system.seed, cache_dir=Path(config.system.outputs) / "cache",
+                      chat=chat_prompts(config.task, tokenizer))

@@ -15,6 +15,7 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from isobook.config import SamplingConfig
+from isobook.prompts import encode_prompts
 from isobook.rollout import kv_decode
 from isobook.rollout.base import Rollouts, assemble_rollouts
 
@@ -24,18 +25,21 @@ class TorchEngine:
 
     `batch_rollouts`: rollouts per forward batch. `autocast`: a context in which forward
     passes run (``Placement.autocast`` for bf16 over float32 weights); none by default.
+    `chat`: prompts are chat-template text (`isobook.prompts`), tokenized as written.
     """
 
     def __init__(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, batch_rollouts: int = 1024,
-                 autocast: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext):
+                 autocast: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
+                 chat: bool = False):
         self.model = model
         self.tokenizer = tokenizer
         self.batch_rollouts = batch_rollouts
         self.autocast = autocast
+        self.chat = chat
 
     @torch.no_grad()
     def generate(self, prompts: list[str], n: int, sampling: SamplingConfig) -> Rollouts:
-        encoded = self.tokenizer(prompts)["input_ids"]
+        encoded = encode_prompts(self.tokenizer, prompts, self.chat)
         order = sorted(range(len(prompts)), key=lambda i: len(encoded[i]))
         prompts_per_call = max(1, self.batch_rollouts // n)
         ids: list[torch.Tensor] = [torch.empty(0)] * (len(prompts) * n)  # one row per rollout, prompt order
@@ -47,7 +51,7 @@ class TorchEngine:
             for j, prompt_index in enumerate(chunk):
                 ids[prompt_index * n : (prompt_index + 1) * n] = chunk_ids[j * n : (j + 1) * n]
                 logprobs[prompt_index * n : (prompt_index + 1) * n] = chunk_logprobs[j * n : (j + 1) * n]
-        return assemble_rollouts(ids, logprobs, n, self.tokenizer)
+        return assemble_rollouts(encoded, ids, logprobs, n, self.tokenizer)
 
     def load_weights(self, model: PreTrainedModel) -> None:
         """Nothing to copy: this engine samples the training model itself."""

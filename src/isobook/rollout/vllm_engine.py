@@ -25,6 +25,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from isobook.config import SamplingConfig
 from isobook.models import head_size
+from isobook.prompts import encode_prompts
 from isobook.rollout.base import Rollouts, assemble_rollouts
 
 # vLLM reads these when it is imported or builds its engine; a user's own setting wins.
@@ -45,10 +46,12 @@ class VLLMEngine:
     `gpu_memory`: fraction of GPU memory vLLM may take (weights plus KV cache); ignored
     on CPU, where the KV cache is ``VLLM_CPU_KVCACHE_SPACE`` GiB (1 unless set).
     `max_model_len`: the longest prompt plus completion, in tokens.
+    `chat`: prompts are chat-template text (`isobook.prompts`), tokenized as written.
     """
 
     def __init__(self, model_path: str | Path, tokenizer: PreTrainedTokenizerBase, max_model_len: int,
-                 dtype: torch.dtype = torch.float32, gpu_memory: float = 0.3, seed: int = 0, cache_dir: str | Path | None = None):
+                 dtype: torch.dtype = torch.float32, gpu_memory: float = 0.3, seed: int = 0, cache_dir: str | Path | None = None,
+                 chat: bool = False):
         for name, value in _ENVIRONMENT.items():
             os.environ.setdefault(name, value)
         if cache_dir is not None:  # compiled kernels, kept with the project's outputs
@@ -62,7 +65,7 @@ class VLLMEngine:
         on_cpu = _check_head_size(model_path)
         while _LIVE:  # vLLM keeps one set of process groups: an engine's shutdown tears them down
             _LIVE.pop().close()
-        self.tokenizer = tokenizer
+        self.tokenizer, self.chat = tokenizer, chat
         self.llm = LLM(model=str(model_path), skip_tokenizer_init=True, seed=seed,
                        dtype=str(dtype).removeprefix("torch."), max_model_len=max_model_len, gpu_memory_utilization=gpu_memory,
                        logprobs_mode="processed_logprobs", enable_prefix_caching=True,
@@ -89,7 +92,7 @@ class VLLMEngine:
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
 
-        encoded = self.tokenizer(prompts)["input_ids"]
+        encoded = encode_prompts(self.tokenizer, prompts, self.chat)
         first_seed = int(torch.randint(0, 2**31 - len(prompts), ()))
         params = [SamplingParams(n=n, temperature=sampling.temperature, top_p=sampling.top_p,
                                  max_tokens=sampling.max_new_tokens, logprobs=0, seed=first_seed + i,
@@ -103,7 +106,7 @@ class VLLMEngine:
                 ids.append(torch.tensor(tokens, dtype=torch.long))
                 logprobs.append(torch.tensor([step[token].logprob for step, token in zip(sample.logprobs, tokens)],
                                              dtype=torch.float32))
-        return assemble_rollouts(ids, logprobs, n, self.tokenizer)
+        return assemble_rollouts(encoded, ids, logprobs, n, self.tokenizer)
 
     def load_weights(self, model: PreTrainedModel) -> None:
         """Copy `model`'s current weights into the engine (names as in its checkpoint)."""

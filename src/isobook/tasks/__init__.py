@@ -4,28 +4,42 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from transformers import PreTrainedTokenizerBase
+
 from isobook.config import TaskConfig
+from isobook.prompts import uses_chat_template
 from isobook.tasks.base import Problem, Task, score_rollouts
 from isobook.tasks.chain import ChainArithmetic
 from isobook.tasks.math_file import MathFile
 
-_REGISTRY: dict[str, Callable[[TaskConfig], Task]] = {
-    "chain": lambda c: ChainArithmetic(
+_REGISTRY: dict[str, Callable[[TaskConfig, PreTrainedTokenizerBase | None], Task]] = {
+    "chain": lambda c, tokenizer: ChainArithmetic(
         min_ops=c.min_ops, max_ops=c.max_ops, min_carries=c.min_carries, max_carries=c.max_carries,
         max_value=c.max_value, slip_carry=c.slip_carry, slip_plain=c.slip_plain,
     ),
-    "math-file": lambda c: MathFile(
+    "math-file": lambda c, tokenizer: MathFile(
         path=str(c.path), question_field=c.question_field, answer_field=c.answer_field,
-        prompt_template=c.prompt_template,
+        prompt_template=c.prompt_template, chat_template=c.chat_template, instruction=c.instruction,
+        tokenizer=tokenizer,
     ),
 }
+# Families whose prompts may be chat-template text (they read task.chat_template).
+_CHAT_FAMILIES = ("math-file",)
 
 
-def make_task(config: TaskConfig) -> Task:
-    """The task `config.family` names, built from its fields."""
+def make_task(config: TaskConfig, tokenizer: PreTrainedTokenizerBase | None = None) -> Task:
+    """The task `config.family` names, built from its fields. `tokenizer`: the policy's,
+    whose chat template math-file prompts are written in (``task.chat_template``); only
+    drawing such problems needs it, scoring does not."""
     if config.family not in _REGISTRY:
         raise ValueError(f"task.family: {config.family!r} is unknown; allowed: {', '.join(_REGISTRY)}")
-    return _REGISTRY[config.family](config)
+    return _REGISTRY[config.family](config, tokenizer)
 
 
-__all__ = ["ChainArithmetic", "MathFile", "Problem", "Task", "make_task", "score_rollouts"]
+def chat_prompts(config: TaskConfig, tokenizer: PreTrainedTokenizerBase) -> bool:
+    """Whether the prompts `config`'s task writes for a model with `tokenizer` are chat-template
+    text, which the rollout engines tokenize without adding special tokens (`isobook.prompts`)."""
+    return config.family in _CHAT_FAMILIES and uses_chat_template(config.chat_template, tokenizer)
+
+
+__all__ = ["ChainArithmetic", "MathFile", "Problem", "Task", "chat_prompts", "make_task", "score_rollouts"]

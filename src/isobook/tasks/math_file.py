@@ -13,12 +13,14 @@ answer equivalent to the reference.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+from transformers import PreTrainedTokenizerBase
 
+from isobook.prompts import chat_prompt, uses_chat_template
 from isobook.tasks.base import Problem
 
 if TYPE_CHECKING:
@@ -63,12 +65,19 @@ def verify_math_answer(completion: str, answer: str) -> float:
 
 @dataclass(frozen=True)
 class MathFile:
-    """Problems from `path`; `prompt_template` wraps each question (``{question}``)."""
+    """Problems from `path`, each question written as the policy will read it: in
+    `tokenizer`'s chat template followed by `instruction` where `chat_template` (auto, on,
+    off; `isobook.prompts`) says so, else wrapped by `prompt_template` (``{question}``).
+    `tokenizer` is needed to draw problems unless `chat_template` is off; scoring never
+    needs it."""
 
     path: str
     question_field: str = "question"
     answer_field: str = "answer"
     prompt_template: str = "{question}"
+    chat_template: str = "off"
+    instruction: str = ""
+    tokenizer: PreTrainedTokenizerBase | None = field(default=None, compare=False, repr=False)
     name: str = "math-file"
 
     def load(self) -> datasets.Dataset:
@@ -89,13 +98,15 @@ class MathFile:
         return table
 
     def problems(self, count: int, seed: int) -> list[Problem]:
+        chat = uses_chat_template(self.chat_template, self.tokenizer)  # checked before the file is read
         table = self.load()
         order = np.random.default_rng(seed).permutation(len(table))[:count]
         rows = table.select(order.tolist())
         return [
             Problem(
                 id=f"{Path(self.path).stem}-{int(index)}",
-                prompt=self.prompt_template.format(question=row[self.question_field]),
+                prompt=(chat_prompt(self.tokenizer, row[self.question_field], self.instruction) if chat
+                        else self.prompt_template.format(question=row[self.question_field])),
                 answer=reference_answer(str(row[self.answer_field])),
                 meta={"row": int(index)},
             )
