@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from isobook.config import Config, ConfigError, load_config
+from isobook.config import Config, ConfigError, describe, load_config
 from isobook.sweeps import sweep_configs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,3 +80,23 @@ def test_on_and_off_stay_words_where_a_field_allows_them(tmp_path: Path) -> None
     assert config.task.chat_template == "off"
     assert config.recipe.track_kl is False  # a boolean field keeps YAML's reading
     assert load_config(None, ["task.chat_template=on"]).task.chat_template == "on"
+
+
+@pytest.mark.parametrize("preset", sorted(p.name for p in (ROOT / "params").glob("*.yaml")))
+def test_describe_is_a_params_file_of_the_same_config(preset: str, tmp_path: Path) -> None:
+    config = load_config(ROOT / "params" / preset)
+    printed = tmp_path / "printed.yaml"
+    printed.write_text(describe(config))
+    assert load_config(printed) == config
+
+
+def test_describe_comments_each_field_with_its_help_and_allowed_values() -> None:
+    lines = describe(Config()).splitlines()
+    assert "  hidden_size: 96         # hidden width of isobook's own Qwen2; allowed: [8, inf]" in lines
+    assert "  family: chain" in next(line for line in lines if line.startswith("  family:"))
+    assert next(line for line in lines if line.startswith("  family:")).endswith(
+        "# problem family; allowed: chain, math-file")
+    assert next(line for line in lines if line.startswith("  outputs:")).endswith(
+        "# folder for models, sets and runs")  # no range, no 'allowed'
+    # A value with a newline stays on one line, as a YAML double-quoted string.
+    assert r'  prompt_template: "{question}\nPut the final answer within \\boxed{{}}."' in "\n".join(lines)

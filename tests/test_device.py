@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from isobook.config import SystemConfig
+from isobook.config import ConfigError, SystemConfig
 from isobook.device import numerics, resolve_placement
 from isobook.names import run_name
 from conftest import smoke_config
@@ -18,7 +18,7 @@ def test_auto_is_cpu_and_fp32_without_a_gpu_and_cuda_is_refused() -> None:
     bf16 = resolve_placement(SystemConfig(precision="bf16"))
     with bf16.autocast():
         assert torch.is_autocast_enabled("cpu") and torch.get_autocast_dtype("cpu") == torch.bfloat16
-    with pytest.raises(RuntimeError, match="system.device: 'cuda' asked for, but torch sees no CUDA device"):
+    with pytest.raises(ConfigError, match="system.device: 'cuda' asked for, but torch sees no CUDA device"):
         resolve_placement(SystemConfig(device="cuda"))
 
 

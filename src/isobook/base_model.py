@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 import torch
 from tqdm import tqdm
-from transformers import PreTrainedModel, PreTrainedTokenizerBase
+from transformers import AutoConfig, PreTrainedModel, PreTrainedTokenizerBase
 
-from isobook.config import BaseModelConfig, Config
+from isobook.config import BaseModelConfig, Config, ConfigError
 from isobook.models import build_qwen2, parameter_count
 from isobook.names import base_model_path
 from isobook.packing import pack_sequences
@@ -50,13 +50,29 @@ def earlier_checkpoint_path(config: Config) -> Path:
 def ensure_base_model(config: Config) -> Path:
     """The base model folder, training isobook's own model first if it is not cached."""
     folder = base_model_path(config)
-    if config.model.source != "isobook" or (folder / "config.json").is_file():
+    if config.model.source != "isobook":
+        _check_loadable(folder)
+        return folder
+    if (folder / "config.json").is_file():
         return folder
     task = make_task(config.task)
     if not isinstance(task, ChainArithmetic):
-        raise ValueError("model.source: isobook's own base model needs task.family 'chain' (it learns from its teacher)")
+        raise ConfigError(f"model.source: isobook's own base model learns from the chain task's teacher, and "
+                          f"task.family is {config.task.family!r}; allowed with it: a local Hugging Face model "
+                          "folder or hub id")
     train_base_model(config, task, folder)
     return folder
+
+
+def _check_loadable(source: Path) -> None:
+    """A `ConfigError` naming ``model.source`` unless transformers finds a model config at
+    `source` (a local folder, or a hub id this machine reaches), before any work starts."""
+    try:
+        AutoConfig.from_pretrained(str(source))
+    except (OSError, ValueError) as error:  # no such folder or hub id, or a folder without a model
+        raise ConfigError(f"model.source: {str(source)!r} holds no model transformers can load "
+                          f"({' '.join(str(error).split())}); allowed: 'isobook', a local Hugging Face model "
+                          "folder, or a hub id this machine can reach") from error
 
 
 def teacher_batch(task: ChainArithmetic, tokenizer: PreTrainedTokenizerBase, size: int,

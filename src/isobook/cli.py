@@ -5,8 +5,12 @@
     isobook train --params params/cpu.yaml train.set=hard train.batch_problems=16 train.budget=40960
     isobook sweep --params params/cpu.yaml "sweep.rollouts_per_problem=[4, 8, 16]" sweep.workers=2
     isobook book --params params/smoke.yaml                 # execute the chapters, build the HTML book
+    isobook config --params params/smoke.yaml train.set=hard   # the resolved config, every field explained
 
-Any ``section.field=value`` after the command overrides the params file.
+Any ``section.field=value`` after the command overrides the params file. Input the user can
+fix (a bad params file or override, a set or run folder that cannot be read) ends in one
+line on stderr, ``isobook: <what and what is allowed>``, and exit status 2; anything else
+is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -15,49 +19,70 @@ import argparse
 import os
 import sys
 import time
+import typing
 from pathlib import Path
 
 from isobook.base_model import ensure_base_model
 from isobook.book import build_book
-from isobook.config import ConfigError, load_config
+from isobook.config import ConfigError, describe, load_config
 from isobook.pipeline import prepare_sets
 from isobook.report import print_run_summary, print_sets_summary, print_sweep_summary
 from isobook.runs import run_grpo
+from isobook.storage import StoreError
 from isobook.sweeps import run_sweep
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse whose usage errors (an unknown command, a missing value) take isobook's
+    one-line form too, instead of a usage block followed by the error."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        self.exit(2, f"isobook: {message}; see `{self.prog} --help`\n")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="isobook", description="Compute-optimal GRPO experiments.")
+    """Run the command `argv` (default: the process's arguments) names; its exit status."""
+    parser = _Parser(prog="isobook", description="Compute-optimal GRPO experiments.")
     commands = parser.add_subparsers(dest="command", required=True)
     for name, text in (("base-model", "build (or reuse) the base model"),
                        ("sets", "build the base model, profile a pool, write the problem sets"),
                        ("train", "one GRPO run (reused, resumed or extended from the run store)"),
                        ("sweep", "a grid of GRPO runs (sweep.*), locally or on Ray"),
-                       ("book", "execute every chapter with papermill and build the HTML book")):
+                       ("book", "execute every chapter with papermill and build the HTML book"),
+                       ("config", "print the resolved config: every field, its value, help and allowed values")):
         command = commands.add_parser(name, help=text)
         command.add_argument("--params", help="YAML params file (e.g. params/cpu.yaml)")
         command.add_argument("overrides", nargs="*", help="section.field=value overrides")
     args = parser.parse_args(argv)
     try:
-        config = load_config(args.params, args.overrides)
-    except ConfigError as error:
+        return _run(args.command, args.params, args.overrides)
+    except (ConfigError, StoreError) as error:
         print(f"isobook: {error}", file=sys.stderr)
         return 2
+
+
+def _run(command: str, params: str | None, overrides: list[str]) -> int:
+    """Execute `command`; its exit status."""
+    config = load_config(params, overrides)
     began = time.perf_counter()
-    if args.command == "base-model":
+    if command == "config":
+        print(describe(config), end="")
+        return 0
+    _check_outputs(Path(config.system.outputs))
+    if command == "base-model":
         path = ensure_base_model(config)
         print(f"base model: {path.resolve()} ({time.perf_counter() - began:.1f} s)")
-    elif args.command == "train":
+    elif command == "train":
         run = run_grpo(config)
         if os.environ.get("RANK", "0") == "0":  # one summary under `accelerate launch`
             print_run_summary(run, config.evaluation.k)
             print(f"run {run.status} ({run.updates_made} updates in {time.perf_counter() - began:.1f} s): "
                   f"{run.folder.resolve()}")
         return 0 if run.status == "finished" else 1
-    elif args.command == "book":
-        index = build_book(args.params or "params/cpu.yaml", args.overrides)
+    elif command == "book":
+        index = build_book(params or "params/cpu.yaml", overrides)
         print(f"book built in {time.perf_counter() - began:.1f} s: {index.resolve()}")
-    elif args.command == "sweep":
+    elif command == "sweep":
         outcomes = run_sweep(config)
         print_sweep_summary(outcomes)
         finished = int((outcomes["status"] == "finished").sum())
@@ -70,6 +95,16 @@ def main(argv: list[str] | None = None) -> int:
         state = "reused" if result.cached else "built"
         print(f"sets {state} in {time.perf_counter() - began:.1f} s: {result.folder.resolve()}")
     return 0
+
+
+def _check_outputs(outputs: Path) -> None:
+    """A `ConfigError` unless `outputs` is, or can become, a writable folder: said now, not
+    when the first result is saved after minutes of work."""
+    existing = next(folder for folder in (outputs, *outputs.parents) if folder.exists())
+    if not existing.is_dir():
+        raise ConfigError(f"system.outputs: {existing} is a file; allowed: a folder (created if missing)")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(f"system.outputs: {existing} is not writable; allowed: a folder this user can write")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,11 @@ device, precision, rollout engine).
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import json
+import math
 import re
+import textwrap
 import types
 import typing
 from dataclasses import dataclass, field
@@ -298,6 +302,10 @@ class SweepConfig:
             bad = [v for v in values if v < 1 or v & (v - 1)]
             if bad or not values:
                 raise ConfigError(f"sweep.{name}: needs powers of two, got {list(values)}")
+        smallest = min(self.batch_problems) * min(self.rollouts_per_problem)
+        if smallest > self.max_batch:
+            raise ConfigError(f"sweep.max_batch: {self.max_batch} leaves no grid point (the smallest B_p * n is "
+                              f"{smallest}); allowed: >= {smallest}")
 
 
 @dataclass(frozen=True)
@@ -364,11 +372,29 @@ def load_config(params: str | Path | None = None, overrides: typing.Sequence[str
         path = Path(params)
         if not path.is_file():
             raise ConfigError(f"params: no such file {path}")
-        loaded = yaml.safe_load(path.read_text()) or {}
+        try:
+            loaded = yaml.safe_load(path.read_text()) or {}
+        except UnicodeDecodeError as error:
+            raise ConfigError(f"params: {path} is not text ({error.reason} at byte {error.start}); "
+                              "allowed: a YAML file like params/cpu.yaml") from error
+        except yaml.YAMLError as error:
+            raise ConfigError(f"params: {path} is not valid YAML {_yaml_problem(error)}") from error
         if not isinstance(loaded, dict):
-            raise ConfigError(f"params: {path} must hold a mapping of sections")
+            raise ConfigError(f"params: {path} holds a {type(loaded).__name__}; allowed: a mapping of "
+                              f"sections ({', '.join(f.name for f in dataclasses.fields(Config))})")
         data = loaded
     return _overridden(data, overrides)
+
+
+def _yaml_problem(error: yaml.YAMLError) -> str:
+    """Where YAML parsing failed and why, in one line (PyYAML's own text spans several)."""
+    if not isinstance(error, yaml.MarkedYAMLError) or error.problem_mark is None:
+        return f"({str(error).splitlines()[0]})"
+    mark, context, opened = error.problem_mark, error.context, error.context_mark
+    text = f"at line {mark.line + 1}, column {mark.column + 1}: {error.problem}"
+    if context and opened is not None:  # e.g. an unclosed '[' is noticed at the end of the file
+        text += f" ({context} from line {opened.line + 1}, column {opened.column + 1})"
+    return text
 
 
 def with_overrides(config: Config, overrides: typing.Sequence[str]) -> Config:
@@ -381,7 +407,12 @@ def _overridden(data: dict[str, Any], overrides: typing.Sequence[str]) -> Config
         key, sep, raw = item.partition("=")
         if not sep or not key:
             raise ConfigError(f"override {item!r}: expected key=value, e.g. sets.pool_size=4000")
-        _set_path(data, key.strip().split("."), yaml.safe_load(raw))
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError as error:
+            raise ConfigError(f"override {item!r}: the value is not valid YAML {_yaml_problem(error)}; "
+                              "allowed: a YAML value, e.g. 4000, [4, 8], {hard: 1.0}, or text in quotes") from error
+        _set_path(data, key.strip().split("."), value)
     return build(Config, data, "")
 
 
@@ -430,9 +461,13 @@ def _check(path: str, hint: Any, value: Any, metadata: typing.Mapping[str, Any])
     low, high = metadata.get("low"), metadata.get("high")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if low is not None and value < low or high is not None and value > high:
-            bounds = f"[{low if low is not None else '-inf'}, {high if high is not None else 'inf'}]"
-            raise ConfigError(f"{path}: {value} is out of range; allowed: {bounds}")
+            raise ConfigError(f"{path}: {value} is out of range; allowed: {_bounds(low, high)}")
     return value
+
+
+def _bounds(low: float | None, high: float | None) -> str:
+    """An inclusive range as the errors and `describe` write it: ``[1, inf]``."""
+    return f"[{low if low is not None else '-inf'}, {high if high is not None else 'inf'}]"
 
 
 def _coerce(path: str, hint: Any, value: Any) -> Any:
@@ -467,3 +502,51 @@ def _coerce(path: str, hint: Any, value: Any) -> Any:
     if hint in (int, float, str, bool) and (type(value) is not hint):
         raise ConfigError(f"{path}: expected {hint.__name__}, got {value!r} ({type(value).__name__})")
     return value
+
+
+# -- describing ----------------------------------------------------------------------------
+
+
+def describe(config: Config) -> str:
+    """`config` as a params file: each section under its docstring, each field with its
+    value and, as a comment, its help text and allowed values. `load_config` reads the
+    text back to the same config."""
+    lines = ["# An isobook config: every field, its value, what it means and what it allows."]
+    for section in dataclasses.fields(config):
+        part = getattr(config, section.name)
+        lines += ["", *_comment_block(inspect.getdoc(type(part)) or ""), f"{section.name}:"]
+        rows = [(f"  {f.name}: {_one_line_yaml(getattr(part, f.name))}", _field_note(f.metadata))
+                for f in dataclasses.fields(part)]
+        # Comments line up, except after the odd long value (a prompt template), which
+        # would otherwise push every comment of its section off the screen.
+        width = max((len(row) for row, _ in rows if len(row) <= 40), default=0)
+        lines += [f"{row:<{width}}  # {note}" for row, note in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _comment_block(text: str) -> list[str]:
+    """`text` (a docstring) as YAML comment lines, each paragraph rewrapped."""
+    lines: list[str] = []
+    for paragraph in text.split("\n\n"):
+        if lines:
+            lines.append("#")
+        lines += [f"# {line}" for line in textwrap.wrap(" ".join(paragraph.split()), width=88)]
+    return lines
+
+
+def _field_note(metadata: typing.Mapping[str, Any]) -> str:
+    """A field's help text and, where it has them, its choices or range."""
+    if metadata.get("choices") is not None:
+        return f"{metadata['help']}; allowed: {', '.join(map(str, metadata['choices']))}"
+    if metadata.get("low") is not None or metadata.get("high") is not None:
+        return f"{metadata['help']}; allowed: {_bounds(metadata['low'], metadata['high'])}"
+    return metadata["help"]
+
+
+def _one_line_yaml(value: Any) -> str:
+    """`value` as YAML on one line (tuples as lists, strings quoted where YAML needs it)."""
+    plain = json.loads(json.dumps(value))
+    if isinstance(plain, str) and "\n" in plain:
+        return json.dumps(plain)  # a JSON string is a YAML double-quoted one, with its newlines escaped
+    text = yaml.safe_dump(plain, default_flow_style=True, sort_keys=False, width=math.inf, allow_unicode=True)
+    return text.removesuffix("\n...\n").strip()  # a lone scalar ends with YAML's end-of-document marker

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from isobook.config import SystemConfig
+from isobook.config import ConfigError, SystemConfig
 
 _DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 
@@ -45,8 +45,8 @@ def resolve_placement(system: SystemConfig) -> Placement:
     else:
         device = torch.device(system.device)
         if device.type == "cuda" and not torch.cuda.is_available():
-            raise RuntimeError(f"system.device: {system.device!r} asked for, but torch sees no CUDA device "
-                               "(a CPU build of torch, or no GPU); allowed here: auto, cpu")
+            raise ConfigError(f"system.device: {system.device!r} asked for, but torch sees no CUDA device "
+                              "(a CPU build of torch, or no GPU); allowed here: auto, cpu")
     precision = system.precision
     if precision == "auto":
         precision = "bf16" if device.type == "cuda" and torch.cuda.is_bf16_supported() else "fp32"

@@ -28,14 +28,14 @@ import pandas as pd
 import torch
 
 from isobook.base_model import earlier_checkpoint_path, ensure_base_model
-from isobook.config import Config
+from isobook.config import Config, ConfigError
 from isobook.difficulty import profile_problems
 from isobook.metrics import best_at_k
 from isobook.models import checkpoint_parameter_count
 from isobook.names import POOL_SEED_OFFSET, sets_folder
 from isobook.problem_sets import ProblemSet, build_sets, histogram
 from isobook.rollout import RolloutEngine, inference_engine
-from isobook.storage import atomic_folder
+from isobook.storage import atomic_folder, read_stored
 from isobook.tasks import Problem, Task, make_task
 
 
@@ -52,7 +52,9 @@ def prepare_sets(config: Config) -> SetsResult:
     """Build (or reuse) the base model and every problem set `config` describes."""
     folder = sets_folder(config)
     if (folder / "summary.json").is_file():
-        return SetsResult(folder, json.loads((folder / "summary.json").read_text()), cached=True)
+        summary = read_stored(folder / "summary.json", lambda p: json.loads(p.read_text()),
+                              f"delete {folder} to rebuild the sets")
+        return SetsResult(folder, summary, cached=True)
     torch.set_num_threads(config.system.threads)
     seconds: dict[str, float] = {}
     began = time.perf_counter()
@@ -99,6 +101,22 @@ def prepare_sets(config: Config) -> SetsResult:
     if work.exists():
         shutil.rmtree(work)
     return SetsResult(folder, summary, cached=False)
+
+
+def load_set(sets: SetsResult, name: str) -> datasets.DatasetDict:
+    """The problem set `name` of `sets`, with its ``train`` and ``validation`` splits.
+
+    A set whose difficulty bin caught too few pool problems is saved without a split, or not
+    at all; asking to train on it is a `ConfigError` naming the sets that can be trained on."""
+    sizes = sets.summary["sets"]
+    counts = sizes.get(name, {"train": 0, "validation": 0})
+    if not (counts["train"] and counts["validation"]):
+        usable = [n for n, c in sizes.items() if c["train"] and c["validation"]]
+        raise ConfigError(f"train.set: {name!r} came out with {counts['train']} training and {counts['validation']} "
+                          f"validation problems in {sets.folder}; allowed: {', '.join(usable) or 'none'} "
+                          "(a larger sets.pool_size fills more sets)")
+    return read_stored(sets.folder / name, lambda p: datasets.load_from_disk(str(p)),
+                       f"delete {sets.folder} to rebuild the sets")
 
 
 def _block(config: Config) -> int:

@@ -32,7 +32,7 @@ import torch
 import yaml
 
 from isobook.config import Config
-from isobook.storage import atomic_torch_save, atomic_write_parquet, atomic_write_text
+from isobook.storage import StoreError, atomic_torch_save, atomic_write_parquet, atomic_write_text, read_stored
 
 
 @dataclass
@@ -48,7 +48,9 @@ class RunState:
 
 def read_status(folder: Path) -> dict[str, Any] | None:
     path = folder / "status.json"
-    return json.loads(path.read_text()) if path.is_file() else None
+    if not path.is_file():
+        return None
+    return read_stored(path, lambda p: json.loads(p.read_text()), "delete it to resume the run from its checkpoint")
 
 
 def write_status(folder: Path, status: str, state: RunState, reason: str | None = None) -> None:
@@ -81,8 +83,8 @@ def load_checkpoint(folder: Path, model: torch.nn.Module, optimizer: torch.optim
     try:
         saved = torch.load(path, weights_only=False)
     except Exception as error:  # noqa: BLE001 - any unreadable file gets the same advice
-        raise RuntimeError(f"{path}: unreadable checkpoint ({type(error).__name__}: {error}); "
-                           "delete it to restart this run from scratch") from error
+        raise StoreError(f"{path}: unreadable checkpoint ({type(error).__name__}: {error}); "
+                         "delete it to restart this run from scratch") from error
     model.load_state_dict(saved["model"])
     optimizer.load_state_dict(saved["optimizer"])
     return RunState(saved["steps"], saved["metrics"], saved["train_pass"], saved["seconds"],
@@ -98,7 +100,7 @@ def write_tables(folder: Path, state: RunState) -> None:
 
 def read_metrics(folder: Path) -> pd.DataFrame:
     """A run's metrics table (a row per update, row 0 the base model)."""
-    return pd.read_parquet(folder / "metrics.parquet")
+    return read_stored(folder / "metrics.parquet", pd.read_parquet, f"delete {folder} to train the run again")
 
 
 COUNT_COLUMNS = ["step", "rollouts", "id", "correct", "samples"]
@@ -109,4 +111,6 @@ def read_counts(folder: Path, split: str) -> pd.DataFrame:
     the chosen points; ``validation``: validation problems at every evaluation). Columns
     `COUNT_COLUMNS`, one row per problem per measurement; empty if it measured none."""
     path = folder / f"{split}.parquet"
-    return pd.read_parquet(path) if path.is_file() else pd.DataFrame(columns=COUNT_COLUMNS)
+    if not path.is_file():
+        return pd.DataFrame(columns=COUNT_COLUMNS)
+    return read_stored(path, pd.read_parquet, f"delete {folder} to train the run again")

@@ -39,8 +39,8 @@ from isobook.device import resolve_placement
 from isobook.locks import holding
 from isobook.evaluation import correct_counts, evaluation_steps, train_pass_steps, validation_scores
 from isobook.models import load_causal_lm, set_activation_checkpointing
-from isobook.pipeline import prepare_sets
 from isobook.names import Seed, base_scores_path, run_folder, step_seed
+from isobook.pipeline import load_set, prepare_sets
 from isobook.recipe import LrScaling, loss_weights, lr_at, scaled_lr
 from isobook.rollout import training_engine
 from isobook.run_store import (RunState, load_checkpoint, read_metrics, read_status, save_checkpoint, write_config,
@@ -168,7 +168,7 @@ class _RunSetup:
         self.accelerator = _data_parallel(config)
         with self.accelerator.main_process_first() if self.accelerator else contextlib.nullcontext():
             sets = prepare_sets(config)  # built once, by the main process, if not cached
-        data = datasets.load_from_disk(str(sets.folder / config.train.set))
+        data = load_set(sets, config.train.set)
         self.train_problems = problems_of(data["train"])[: config.train.data_size]
         self.validation = problems_of(data["validation"])[: config.evaluation.validation_problems]
         self.pass_problems = self.train_problems[: config.evaluation.train_pass_problems]

@@ -1,5 +1,6 @@
 """Atomic file and folder writes (a crash or kill leaves either the old or the new version),
-and the JSON caches of computed scores built on them."""
+the JSON caches of computed scores built on them, and reads that fail naming the file and
+what to delete (`StoreError`)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,26 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 import torch
+
+T = TypeVar("T")
+
+
+class StoreError(Exception):
+    """A file or folder under ``system.outputs`` is missing or unreadable (a partial copy, a
+    disk error, a hand edit); the message names it and what to delete to rebuild it."""
+
+
+def read_stored(path: Path, read: Callable[[Path], T], remedy: str) -> T:
+    """`read(path)`, or a `StoreError` naming `path`, why it failed, and `remedy`."""
+    try:
+        return read(path)
+    except (OSError, ValueError) as error:  # missing, or not what was written (JSON, Parquet, Arrow)
+        why = " ".join(str(error).split())  # some readers' messages span several lines
+        raise StoreError(f"{path}: unreadable ({type(error).__name__}: {why}); {remedy}") from error
 
 
 def atomic_torch_save(obj: object, path: Path) -> None:

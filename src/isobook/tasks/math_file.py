@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from transformers import PreTrainedTokenizerBase
 
+from isobook.config import ConfigError
 from isobook.prompts import chat_prompt, uses_chat_template
 from isobook.tasks.base import Problem
 
@@ -85,19 +86,31 @@ class MathFile:
 
         file = Path(self.path)
         if not file.is_file():
-            raise FileNotFoundError(f"task.path: no such file {file}")
+            raise ConfigError(f"task.path: no such file {file}; allowed: a local {'/'.join(_FORMATS)} file of problems")
         if file.suffix not in _FORMATS:
-            raise ValueError(f"task.path: {file.suffix!r} is not supported; allowed: {', '.join(_FORMATS)}")
-        table = datasets.load_dataset(_FORMATS[file.suffix], data_files=str(file), split="train")
+            raise ConfigError(f"task.path: {file.suffix!r} is not supported; allowed: {', '.join(_FORMATS)}")
+        try:
+            table = datasets.load_dataset(_FORMATS[file.suffix], data_files=str(file), split="train")
+        except (ValueError, datasets.exceptions.DatasetGenerationError) as error:
+            why = error.__cause__ or error  # datasets wraps the parser's own error
+            raise ConfigError(f"task.path: {file} is not a readable {file.suffix} table "
+                              f"({' '.join(str(why).split())}); allowed: one problem per row, e.g. "
+                              f"{{\"{self.question_field}\": ..., \"{self.answer_field}\": ...}}") from error
         for column in (self.question_field, self.answer_field):
             if column not in table.column_names:
-                raise ValueError(
+                raise ConfigError(
                     f"task.{'question' if column == self.question_field else 'answer'}_field: "
-                    f"no column {column!r} in {file.name}; columns: {', '.join(table.column_names)}"
+                    f"no column {column!r} in {file.name}; allowed: {', '.join(table.column_names)}"
                 )
         return table
 
     def problems(self, count: int, seed: int) -> list[Problem]:
+        try:
+            self.prompt_template.format(question="")
+        except (KeyError, IndexError, ValueError) as error:
+            raise ConfigError(f"task.prompt_template: {self.prompt_template!r} does not format "
+                              f"({type(error).__name__}: {error}); allowed: text with {{question}}, "
+                              "other braces doubled ({{ }})") from error
         chat = uses_chat_template(self.chat_template, self.tokenizer)  # checked before the file is read
         table = self.load()
         order = np.random.default_rng(seed).permutation(len(table))[:count]
