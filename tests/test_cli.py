@@ -24,8 +24,7 @@ import transformers
 from conftest import SMOKE, smoke_config
 from isobook.cli import main
 from isobook.config import Config, load_config
-from isobook.pipeline import sets_id
-from isobook.run_store import run_folder
+from isobook.names import run_folder, sets_id
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -37,6 +37,7 @@ from isobook.problem_sets import ProblemSet, build_sets, histogram
 from isobook.rollout import RolloutEngine, inference_engine
 from isobook.storage import atomic_folder, read_stored
 from isobook.tasks import Problem, Task, make_task
+from isobook.tokenizer import load_tokenizer
 
 
 @dataclass
@@ -61,9 +62,11 @@ def prepare_sets(config: Config) -> SetsResult:
     model_path = ensure_base_model(config)
     seconds["base_model"] = time.perf_counter() - began
 
-    engine, tokenizer = inference_engine(config, model_path)
-    task = make_task(config.task, tokenizer)  # prompts written once, here, and stored with the sets
+    # Prompts are written once, here, and stored with the sets; drawing them (which reads a
+    # math file) comes before the model loads, so a bad task field is said at once.
+    task = make_task(config.task, load_tokenizer(model_path))
     pool = task.problems(config.sets.pool_size, seed=config.system.seed + POOL_SEED_OFFSET)
+    engine, _ = inference_engine(config, model_path)
     work = folder.with_name(folder.name + ".partial")
     profile = _pool_table(pool)
     s = config.sets
