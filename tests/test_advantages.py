@@ -50,6 +50,8 @@ def test_unknown_estimators_name_the_field() -> None:
         group_advantages(REWARDS, "ppo")
     with pytest.raises(ConfigError, match="recipe.advantage: 'ppo' is not allowed; allowed: grpo, drgrpo, rloo"):
         load_config(None, ["recipe.advantage=ppo"])
+    with pytest.raises(ConfigError, match=r"recipe.normalize_std: replaced; allowed: recipe.advantage \(true: grpo"):
+        load_config(None, ["recipe.normalize_std=false"])
 
 
 def test_decoupled_rows_pick_distinct_rollouts_of_each_group() -> None:

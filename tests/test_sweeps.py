@@ -1,6 +1,7 @@
 """Sweeps on the smoke preset: the grid, the local executor, a failing run, Ray, a killed sweep."""
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -138,6 +139,7 @@ def test_workers_end_when_their_sweep_is_killed(outputs_with_sets: Path) -> None
                "sweep.rollouts_per_problem=[2, 4]", "sweep.budget=65536", "sweep.workers=2"]
     sweep = subprocess.Popen(command, cwd=Path(__file__).resolve().parents[1], stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
+    workers: set[int] = set()
     try:
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and not list((outputs_with_sets / "runs").glob("*/status.json")):
@@ -152,5 +154,7 @@ def test_workers_end_when_their_sweep_is_killed(outputs_with_sets: Path) -> None
             time.sleep(0.2)
         assert not [pid for pid in workers if _alive(pid)], "workers outlived their sweep"
     finally:
-        if sweep.poll() is None:
-            sweep.kill()
+        for pid in (sweep.pid, *workers):  # nothing left training if the test failed
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        sweep.wait()

@@ -4,7 +4,7 @@ Each problem is a bandit with `actions` arms, exactly one of them correct (rewar
 rest 0), and its own table of logits: nothing is shared between problems, so there is no
 interference. One update draws `batch_problems` problems, `n` arms from each problem's
 softmax policy, forms group-relative advantages (reward minus the group mean, divided by
-the group's standard deviation, as `loss.group_advantages` does for the LLM) and takes
+the group's standard deviation, as `advantages.grpo` does for the LLM) and takes
 one exact policy-gradient step on the drawn problems' logits:
 
     theta_p += lr * mean_i A_i * (onehot(a_i) - pi_p)

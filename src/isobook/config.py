@@ -38,7 +38,7 @@ class ConfigError(ValueError):
 
 def option(default: Any, help: str, *, low: float | None = None, high: float | None = None,
            choices: tuple[Any, ...] | None = None, factory: bool = False) -> Any:
-    """A dataclass field with its help text and allowed values, checked by `validate`.
+    """A dataclass field with its help text and allowed values, checked by `build`.
 
     `low`/`high` bound numbers (inclusive); `choices` lists allowed values.
     """
@@ -424,6 +424,10 @@ def _set_path(data: dict[str, Any], keys: list[str], value: Any) -> None:
     data[keys[-1]] = value
 
 
+# Fields of earlier versions, and what a params file says instead.
+REPLACED_FIELDS = {"recipe.normalize_std": "recipe.advantage (true: grpo, false: drgrpo)"}
+
+
 def build(cls: type, data: Any, where: str) -> Any:
     """An instance of dataclass `cls` from plain `data`, every field checked."""
     if not isinstance(data, dict):
@@ -431,9 +435,10 @@ def build(cls: type, data: Any, where: str) -> Any:
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - set(fields))
     if unknown:
-        raise ConfigError(
-            f"{_join(where, unknown[0])}: unknown field; allowed: {', '.join(sorted(fields))}"
-        )
+        path = _join(where, unknown[0])
+        if path in REPLACED_FIELDS:
+            raise ConfigError(f"{path}: replaced; allowed: {REPLACED_FIELDS[path]}")
+        raise ConfigError(f"{path}: unknown field; allowed: {', '.join(sorted(fields))}")
     hints = typing.get_type_hints(cls)
     values = {}
     for name, value in data.items():

@@ -19,17 +19,18 @@ from pathlib import Path
 
 
 @contextlib.contextmanager
-def holding(folder: Path, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
-    """Hold `folder`'s lock for the block; if another process holds it, call `on_wait`
-    with the holder's description once, then wait for it."""
+def holding(folder: Path, on_busy: Callable[[str], None] | None = None) -> Iterator[None]:
+    """Hold `folder`'s lock for the block. If another process holds it, `on_busy` gets the
+    holder's description once and may raise (to report the run busy instead); then this
+    process waits for the holder."""
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / ".lock", "a+") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            if on_wait is not None:
+            if on_busy is not None:
                 handle.seek(0)
-                on_wait(handle.read().strip() or "another process")
+                on_busy(handle.read().strip() or "another process")
             fcntl.flock(handle, fcntl.LOCK_EX)
         handle.seek(0)
         handle.truncate()

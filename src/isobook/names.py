@@ -33,9 +33,10 @@ from isobook.recipe import regularised
 
 
 class Seed(IntEnum):
-    """What a random stream of a run is for. With the run's seed and an index (the update,
-    or the epoch for the problem order) it seeds one stream (`step_seed`), independent of
-    every other, so a resumed run draws exactly what an uninterrupted one would."""
+    """What a random stream of a run is for. With the run's seed and an index (the update;
+    the epoch for the problem order, which seeds ``default_rng([seed, 0, epoch])`` directly)
+    it seeds one stream (`step_seed`), independent of every other, so a resumed run draws
+    exactly what an uninterrupted one would."""
 
     PROBLEM_ORDER = 0  # the permutation of the training set in each epoch
     SAMPLING = 1  # the rollouts of each update
@@ -77,7 +78,9 @@ def identity(section: Any) -> dict[str, Any]:
     """What of a config section enters a name: its frozen fields, its retired fields at
     their old values, and its newer fields where they differ from their defaults."""
     kind = type(section).__name__
-    frozen = FROZEN_FIELDS.get(kind, ())
+    if kind not in FROZEN_FIELDS:  # else every field of a new section would count as added later
+        raise KeyError(f"{kind}: not a config section names hash; add its fields to FROZEN_FIELDS")
+    frozen = FROZEN_FIELDS[kind]
     kept = dict(RETIRED_FIELDS.get(kind, {}))
     for field in dataclasses.fields(section):
         value = getattr(section, field.name)
@@ -157,6 +160,7 @@ def base_scores_path(config: Config) -> Path:
 
 def transfer_cache_name(config: Config, set_name: str) -> str:
     """A policy's counts on `set_name`'s validation problems, kept in the policy's folder
-    (the run's, or ``base_scores/`` for the base model)."""
+    (the run's, or ``base_scores/`` for the base model). Unlike `run_name` it hashes all of
+    ``evaluation`` (``checkpoint_every`` too), as the caches stored before it did."""
     digest = fingerprint(sets_id(config), set_name, config.train.seed, config.evaluation, config.sampling)
     return f"transfer-{set_name}-{digest}.json"

@@ -36,8 +36,8 @@ from transformers import PreTrainedModel
 from isobook.base_model import ensure_base_model
 from isobook.config import Config, ConfigError
 from isobook.device import resolve_placement
-from isobook.locks import holding
 from isobook.evaluation import correct_counts, evaluation_steps, train_pass_steps, validation_scores
+from isobook.locks import holding
 from isobook.models import load_causal_lm, set_activation_checkpointing
 from isobook.names import Seed, base_scores_path, run_folder, step_seed
 from isobook.pipeline import load_set, prepare_sets
@@ -45,7 +45,7 @@ from isobook.recipe import LrScaling, loss_weights, lr_at, scaled_lr
 from isobook.rollout import training_engine
 from isobook.run_store import (RunState, load_checkpoint, read_metrics, read_status, save_checkpoint, write_config,
                                write_status, write_tables)
-from isobook.storage import atomic_folder, cached_json
+from isobook.storage import StoreError, atomic_folder, cached_json
 from isobook.tasks import Problem, make_task
 from isobook.trainer import GRPOTrainer, TrainerSettings, TrainingDiverged
 
@@ -64,8 +64,7 @@ class RunResult:
 def run_grpo(config: Config, show_progress: bool = True) -> RunResult:
     """Train (or reuse, resume, extend) the run `config` describes; see the module docstring."""
     folder = run_folder(config)
-    total = config.train.steps
-    if total < 1:
+    if config.train.steps < 1:
         raise ConfigError(f"train.budget: {config.train.budget} rollouts buy no update at "
                           f"B = B_p * n = {config.train.batch_rollouts}; allowed: >= {config.train.batch_rollouts}")
     if config.sampling.temperature == 0:
@@ -80,10 +79,17 @@ def run_grpo(config: Config, show_progress: bool = True) -> RunResult:
 
 def _writer_of(folder: Path) -> contextlib.AbstractContextManager:
     """The run folder's lock (`locks.holding`), taken by the process that writes: the only
-    one, or the main one of a data-parallel group (whose others never write)."""
+    one, which waits for another holder, or the main one of a data-parallel group (whose
+    others never write), which reports the run busy instead: its other processes have
+    already gone ahead to train and could not follow it back."""
     if int(os.environ.get("RANK", "0")) != 0:
         return contextlib.nullcontext()
-    return holding(folder, on_wait=lambda holder: tqdm.write(f"{folder.name}: held by {holder}; waiting for it"))
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        def busy(holder: str) -> None:
+            raise StoreError(f"{folder}: held by {holder}, which is training this run; allowed: one writer per "
+                             "run (launch again once it has finished, and the run answers from the store)")
+        return holding(folder, on_busy=busy)
+    return holding(folder, on_busy=lambda holder: tqdm.write(f"{folder.name}: held by {holder}; waiting for it"))
 
 
 def _train(config: Config, folder: Path, show_progress: bool) -> RunResult:

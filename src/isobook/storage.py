@@ -81,10 +81,14 @@ def atomic_folder(path: Path) -> Iterator[Path]:
 def cached_json(path: Path, usable: Callable[[dict[str, Any]], bool],
                 compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     """The JSON object kept at `path` if there is one and `usable` accepts it (not kept by
-    an older store, not for an earlier policy), else `compute()`, written atomically."""
+    an older store, not for an earlier policy), else `compute()`, written atomically. A
+    damaged file is a cache miss: it is computed again and replaced."""
     if path.is_file():
-        kept = json.loads(path.read_text())
-        if usable(kept):
+        try:
+            kept = json.loads(path.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            kept = None
+        if isinstance(kept, dict) and usable(kept):
             return kept
     fresh = compute()
     atomic_write_text(json.dumps(fresh), path)

@@ -82,7 +82,7 @@ class GRPOTrainer:
         chosen = []
         for position in range(step * size, (step + 1) * size):
             epoch, offset = divmod(position, count)
-            order = np.random.default_rng([self.settings.seed, Seed.PROBLEM_ORDER, epoch]).permutation(count)
+            order = np.random.default_rng([self.settings.seed, int(Seed.PROBLEM_ORDER), epoch]).permutation(count)
             chosen.append(self.problems[int(order[offset])])
         return chosen
 

@@ -2,7 +2,8 @@
 or on a Ray cluster (`execute`), and read back from the run store (`results`).
 
     from isobook.config import load_config
-    from isobook.sweeps import run_sweep, sweep_points
+    from isobook.sweeps import (grid_run, run_configs, run_history, run_points, run_sweep, sweep_configs,
+                                sweep_points)
     config = load_config("params/cpu.yaml", ["sweep.rollouts_per_problem=[4, 8, 16]"])
     outcomes = run_sweep(config)         # one row per run: its folder, status, reason
     points = sweep_points(config)        # every evaluation point of every finished run
