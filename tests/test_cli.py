@@ -52,28 +52,19 @@ def quiet() -> Iterator[None]:
 # -- params files and overrides ------------------------------------------------------------
 
 
-def test_malformed_params_yaml_names_file_line_and_column(tmp_path: Path, capsys) -> None:
-    params = tmp_path / "bad.yaml"
-    params.write_text("model: [1,2\n")
-    assert refused(capsys, "train", "--params", str(params)) == (
-        f"isobook: params: {params} is not valid YAML at line 2, column 1: expected ',' or ']', but got "
-        "'<stream end>' (while parsing a flow sequence from line 1, column 8)")
-
-
-def test_params_that_are_not_a_mapping(tmp_path: Path, capsys) -> None:
-    params = tmp_path / "list.yaml"
-    params.write_text("- model\n- task\n")
-    assert refused(capsys, "sets", "--params", str(params)) == (
-        f"isobook: params: {params} holds a list; allowed: a mapping of sections (model, task, base_model, "
-        "sampling, sets, train, recipe, evaluation, sweep, system)")
-
-
-def test_params_that_are_not_text(tmp_path: Path, capsys) -> None:
-    params = tmp_path / "state.pt"
-    params.write_bytes(b"\x80\x04garbage")
-    assert refused(capsys, "train", "--params", str(params)) == (
-        f"isobook: params: {params} is not text (invalid start byte at byte 0); allowed: a YAML file like "
-        "params/cpu.yaml")
+@pytest.mark.parametrize("name, content, message", [
+    ("bad.yaml", b"model: [1,2\n", "is not valid YAML at line 2, column 1: expected ',' or ']', but got '<stream end>' "
+     "(while parsing a flow sequence from line 1, column 8)"),
+    ("list.yaml", b"- model\n- task\n", "holds a list; allowed: a mapping of sections (model, task, base_model, "
+     "sampling, sets, train, recipe, evaluation, sweep, system)"),
+    ("state.pt", b"\x80\x04garbage", "is not text (invalid start byte at byte 0); allowed: a YAML file like "
+     "params/cpu.yaml"),
+], ids=["malformed-yaml", "not-a-mapping", "not-text"])
+def test_params_files_that_do_not_hold_a_config(tmp_path: Path, capsys, name: str, content: bytes,
+                                                message: str) -> None:
+    params = tmp_path / name
+    params.write_bytes(content)
+    assert refused(capsys, "train", "--params", str(params)) == f"isobook: params: {params} {message}"
 
 
 def test_missing_params_file_in_any_command(capsys) -> None:
