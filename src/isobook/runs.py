@@ -41,7 +41,7 @@ from isobook.locks import holding
 from isobook.models import load_causal_lm, set_activation_checkpointing
 from isobook.names import Seed, base_scores_path, run_folder, step_seed
 from isobook.pipeline import load_set, prepare_sets
-from isobook.recipe import LrScaling, loss_weights, lr_at, scaled_lr
+from isobook.recipe import LrScaling, lr_at, scaled_lr
 from isobook.rollout import training_engine
 from isobook.run_store import (RunState, load_checkpoint, read_metrics, read_status, save_checkpoint, write_config,
                                write_status, write_tables)
@@ -186,9 +186,9 @@ class _RunSetup:
         self.model, self.tokenizer = load_causal_lm(model_path, device=placement.device)  # float32 master weights
         if config.system.gradient_checkpointing:
             set_activation_checkpointing(self.model, True)
-        weights = loss_weights(config.recipe, config.train.set)
+        settings = TrainerSettings.from_config(config, placement.autocast)
         reference = None
-        if weights.kl or config.recipe.track_kl:
+        if settings.weights.kl or config.recipe.track_kl:
             reference, _ = load_causal_lm(model_path, dtype=placement.dtype, device=placement.device)
             reference.eval().requires_grad_(False)
         self.peak_lr = scaled_lr(config.recipe.base_lr, config.recipe.reference_batch,
@@ -199,8 +199,7 @@ class _RunSetup:
             self.model, self.optimizer = self.accelerator.prepare(self.model, self.optimizer)
         self.engine = training_engine(config, self.policy, self.tokenizer, model_path)
         self.trainer = GRPOTrainer(self.model, reference, self.tokenizer, self.engine, self.task,
-                                   self.train_problems, self.optimizer,
-                                   TrainerSettings.from_config(config, placement.autocast))
+                                   self.train_problems, self.optimizer, settings)
 
     @property
     def is_main(self) -> bool:
