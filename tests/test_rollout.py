@@ -47,6 +47,21 @@ def test_logprobs_are_those_of_the_tempered_policy(engine: TorchEngine) -> None:
         assert torch.allclose(rollouts.logprobs[row, :length], expected, atol=1e-4)
 
 
+def test_dropping_ended_rows_changes_no_draw(engine: TorchEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    from isobook.rollout import kv_decode
+
+    sampling = SamplingConfig(temperature=1.5, max_new_tokens=40)
+    results = {}
+    for share in (0.0, 1.0):  # never drop; drop ended rows at every step
+        monkeypatch.setattr(kv_decode, "DROP_WHEN_RUNNING", share)
+        torch.manual_seed(3)
+        results[share] = TorchEngine(engine.model, engine.tokenizer, batch_rollouts=48).generate(PROMPTS, 16, sampling)
+    lengths = results[0.0].lengths
+    assert lengths.min() < 20 and lengths.max() == 40  # rows end at different steps, so rows were dropped
+    assert torch.equal(results[0.0].completion_ids, results[1.0].completion_ids)
+    assert torch.allclose(results[0.0].logprobs, results[1.0].logprobs, atol=1e-5, rtol=0)
+
+
 def test_generate_fallback_for_other_architectures_gives_tempered_logprobs() -> None:
     from transformers import GPT2Config, GPT2LMHeadModel
 
@@ -70,7 +85,7 @@ def test_top_p_restricts_sampling_to_the_nucleus() -> None:
     from isobook.rollout.kv_decode import _draw
 
     logits = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05]])).repeat(2000, 1)
-    tokens, logprobs = _draw(logits, temperature=1.0, top_p=0.7)
+    tokens, logprobs = _draw(logits, temperature=1.0, top_p=0.7, uniform=torch.rand_like(logits))
     assert set(tokens.tolist()) == {0, 1}  # 0.5 + 0.3 reaches 0.7; the tail is cut
     renormalised = torch.log(torch.tensor([0.5, 0.3]) / 0.8)
     assert torch.allclose(logprobs, renormalised[tokens], atol=1e-5)

@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -61,6 +62,26 @@ def test_a_local_sweep_runs_every_point_and_survives_a_failing_run(outputs_with_
     (broken / "state.pt").unlink()
     again = run_sweep(config, show_progress=False)
     assert again["status"].tolist() == ["finished"] * 3
+
+
+def test_results_do_not_depend_on_the_number_of_workers(smoke_outputs: Path, tmp_path: Path) -> None:
+    histories = []
+    for workers in (1, 2):
+        outputs = tmp_path / f"workers-{workers}"
+        shutil.copytree(smoke_outputs, outputs)
+        config = smoke_config(outputs, *GRID, f"sweep.workers={workers}")
+        assert run_sweep(config, show_progress=False)["status"].tolist() == ["finished"] * 3
+        history = run_history(sweep_configs(config))
+        histories.append(history.drop(columns=[c for c in history.columns if c.endswith("_seconds")]))
+    assert len(histories[0]) > 3 and "val_avg@4" in histories[0]
+    pd.testing.assert_frame_equal(*histories)  # every metric of every update, to the bit
+
+
+def test_workers_default_to_one_run_per_core_group(tmp_path: Path) -> None:
+    cores = len(os.sched_getaffinity(0))
+    assert load_config(None, []).sweep.local_workers == cores
+    assert load_config(None, ["sweep.threads_per_worker=2"]).sweep.local_workers == max(1, cores // 2)
+    assert load_config(None, ["sweep.workers=3"]).sweep.local_workers == 3
 
 
 def test_a_sweep_on_a_local_ray_cluster(outputs_with_sets: Path) -> None:

@@ -10,6 +10,9 @@ embedding and MLP) over buffers allocated once, and:
 * samples with the Gumbel-max trick from the tempered (and top-p filtered) logits, so the
   returned log-probs are exactly those of the distribution each token was drawn from
   (temperature 0: the argmax);
+* drops ended rows from its buffers once at most half of them still run, so a batch's long
+  tail decodes on few rows (the noise is drawn for every row, so which rows were dropped
+  when changes no draw);
 * stops as soon as every sequence has produced ``<eos>``.
 
 `supports` says whether a model has the layout this loop relies on; the engine falls back
@@ -26,6 +29,9 @@ from transformers.models.qwen2.modeling_qwen2 import apply_rotary_pos_emb
 from isobook.models import head_size
 
 SUPPORTED_MODEL_TYPES = ("qwen2", "llama")
+# Ended rows leave the buffers once the rows still running are at most this share of them:
+# the cache is copied a few times per call, and a batch's long tail runs on few rows.
+DROP_WHEN_RUNNING = 0.5
 
 
 def supports(model: PreTrainedModel) -> bool:
@@ -69,14 +75,23 @@ def sample(model: PreTrainedModel, prompt_ids: torch.Tensor, prompt_mask: torch.
     next_position = positions[:, -1].repeat_interleave(n) + 1  # [N]
     tokens = torch.full((total, max_new_tokens), pad, dtype=torch.long, device=device)
     logprobs = torch.zeros(total, max_new_tokens, dtype=torch.float32, device=device)
-    finished = torch.zeros(total, dtype=torch.bool, device=device)
+    # The buffers hold the rows still decoding: buffer row i is output row alive[i].
+    alive = torch.arange(total, device=device)  # [A]
+    finished = torch.zeros(total, dtype=torch.bool, device=device)  # [A] ended, still in the buffers
     for step in range(max_new_tokens):
-        token, logprob = _draw(logits.float(), temperature, top_p)
-        tokens[:, step] = torch.where(finished, pad, token)
-        logprobs[:, step] = torch.where(finished, 0.0, logprob)
+        # Noise for every row, ended or not, so the draws do not depend on when rows are dropped.
+        uniform = torch.rand(total, logits.shape[-1], device=device)[alive] if temperature > 0 else None  # [A, V]
+        token, logprob = _draw(logits.float(), temperature, top_p, uniform)
+        tokens[alive, step] = torch.where(finished, pad, token)
+        logprobs[alive, step] = torch.where(finished, 0.0, logprob)
         finished |= token == eos
-        if bool(finished.all()) or step == max_new_tokens - 1:
+        running = int((~finished).sum())
+        if running == 0 or step == max_new_tokens - 1:
             return tokens[:, : step + 1], logprobs[:, : step + 1]
+        if running <= len(alive) * DROP_WHEN_RUNNING:
+            keep = ~finished
+            alive, keys, values, valid = alive[keep], keys[:, keep], values[:, keep], valid[keep]
+            token, next_position, finished = token[keep], next_position[keep], finished[keep]
         slot = prompt_len + step
         valid[:, slot] = True
         hidden = _run_layers(core, core.embed_tokens(token[:, None]), next_position[:, None],
@@ -110,10 +125,12 @@ def _run_layers(core: torch.nn.Module, hidden: torch.Tensor, positions: torch.Te
     return hidden
 
 
-def _draw(logits: torch.Tensor, temperature: float, top_p: float) -> tuple[torch.Tensor, torch.Tensor]:
+def _draw(logits: torch.Tensor, temperature: float, top_p: float, uniform: torch.Tensor | None
+          ) -> tuple[torch.Tensor, torch.Tensor]:
     """A token per row from softmax(logits / T) restricted to the top-p mass, and its log-prob. # [N] each
 
-    Temperature 0 is greedy: the argmax, with log-prob 0 (the distribution is a point mass)."""
+    `uniform`: # [N, V] draws from U[0, 1), turned into the Gumbel noise of the Gumbel-max
+    trick (none at temperature 0, which draws nothing). Temperature 0 is greedy: the argmax, with log-prob 0 (the distribution is a point mass)."""
     if temperature == 0:
         token = logits.argmax(-1)
         return token, torch.zeros_like(token, dtype=logits.dtype)
@@ -125,6 +142,6 @@ def _draw(logits: torch.Tensor, temperature: float, top_p: float) -> tuple[torch
         drop = torch.zeros_like(beyond).scatter(-1, order, beyond)
         scores = scores.masked_fill(drop, float("-inf"))
     logp = scores.log_softmax(-1)  # [N, V]
-    gumbel = -torch.log(-torch.log(torch.rand_like(logp).clamp_min(1e-20)))
+    gumbel = -torch.log(-torch.log(uniform.clamp_min(1e-20)))
     token = (logp + gumbel).argmax(-1)
     return token, logp.gather(-1, token[:, None]).squeeze(-1)

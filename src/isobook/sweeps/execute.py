@@ -72,11 +72,11 @@ def execute_run(config: Config) -> dict[str, str | None]:
 
 
 def _run_locally(configs: list[Config], config: Config, show_progress: bool) -> list[dict[str, str | None]]:
-    """`sweep.workers` processes (spawned: torch and fork do not mix), each run in one.
+    """`sweep.local_workers` processes (spawned: torch and fork do not mix), each run in one.
     Workers end when this process dies, even by SIGKILL (`locks.end_with_parent`)."""
     outcomes: list[dict[str, str | None]] = [{}] * len(configs)
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=config.sweep.workers, mp_context=context, initializer=end_with_parent,
+    with ProcessPoolExecutor(max_workers=config.sweep.local_workers, mp_context=context, initializer=end_with_parent,
                              initargs=(os.getpid(),)) as pool, \
             tqdm(total=len(configs), desc="sweep", unit="run", disable=not show_progress) as progress:
         futures = {pool.submit(execute_run, c): i for i, c in enumerate(configs)}
