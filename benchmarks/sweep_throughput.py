@@ -4,15 +4,16 @@
     .venv/bin/python benchmarks/sweep_throughput.py --store /path/to/outputs "sweep.sets=[easy]"
 
 The grid runs from scratch into a temporary outputs folder that holds only the base model,
-the problem sets and the base model's scores, copied from `--store` (built there first if
-absent: `make main` leaves them in ``outputs/``), so every run trains and evaluates. It
+the problem sets and the base model's scores, copied from `--store` (the model and sets
+are built there first if absent, base scores are computed inside the timed sweep if
+absent: `make main` leaves all three in ``outputs/``), so every run trains and evaluates. It
 prints the wall time, the rollouts trained, and the share of the runs' time spent sampling
 for training, updating and the rest (evaluation, checkpoints), ending with
 ``training rollouts/s: <x>``.
 
 To compare two versions of isobook on the same day, run this script twice with the other
 version first on the path (``PYTHONPATH=<checkout>/src``): the script only uses
-`load_config`, `prepare_sets`, `run_sweep` and `run_history`.
+`load_config`, `prepare_sets`, `run_sweep`, `sweep_configs` and `run_history`.
 """
 
 from __future__ import annotations

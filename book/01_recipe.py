@@ -71,7 +71,7 @@ for set_name in ("easy", "hard"):
     for cell, changes in cells.items():
         ablation.append(grid_run(config, set_name, batch_problems, n, changes, budget=half))
         labels.append({"recipe": cell})
-# The LR runs of the next section, trained now with these (one pool keeps both cores busy).
+# The LR runs of the next section, trained now with these (one pool keeps every worker busy).
 anchor = config.recipe.base_lr
 grid_lrs = sorted({anchor * f for f in (0.3, 1.0, 3.0, 10.0)})
 lr_runs = [grid_run(config, "easy", batch_problems, n, [f"recipe.base_lr={lr}"], budget=half) for lr in grid_lrs]

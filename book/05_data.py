@@ -69,7 +69,7 @@ for label, changes in sizes.items():
     for n in (small_n, large_n):
         size_runs.append(grid_run(config, "easy", batch_problems, n, changes))
         size_labels.append({"data": label})
-# The mixture runs of the next section, trained now with these (one pool keeps both cores busy).
+# The mixture runs of the next section, trained now with these (one pool keeps every worker busy).
 mixture_runs = [grid_run(config, "hard", batch_problems, small_n), grid_run(config, "hard", batch_problems, large_n),
                 grid_run(config, "mix-dual", batch_problems, small_n),
                 grid_run(config, "mix-dual", batch_problems, large_n),

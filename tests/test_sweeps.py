@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import torch
 
 from conftest import smoke_config
 from isobook.config import ConfigError, load_config
 from isobook.names import run_folder
+from isobook.sweeps.execute import local_workers
 from isobook.sweeps import (grid_run, run_configs, run_counts, run_history, run_points, run_sweep, run_train_pass,
                             sweep_configs, sweep_points)
 from isobook.transfer import transfer_counts
@@ -77,11 +79,14 @@ def test_results_do_not_depend_on_the_number_of_workers(smoke_outputs: Path, tmp
     pd.testing.assert_frame_equal(*histories)  # every metric of every update, to the bit
 
 
-def test_workers_default_to_one_run_per_core_group(tmp_path: Path) -> None:
-    cores = len(os.sched_getaffinity(0))
-    assert load_config(None, []).sweep.local_workers == cores
-    assert load_config(None, ["sweep.threads_per_worker=2"]).sweep.local_workers == max(1, cores // 2)
-    assert load_config(None, ["sweep.workers=3"]).sweep.local_workers == 3
+def test_workers_default_to_the_cpus_over_threads_per_run_and_to_one_on_a_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    cpus = len(os.sched_getaffinity(0))
+    assert local_workers(load_config(None, ["system.device=cpu"])) == cpus
+    assert local_workers(load_config(None, ["system.device=cpu", "sweep.threads_per_worker=2"])) == max(1, cpus // 2)
+    assert local_workers(load_config(None, ["sweep.workers=3"])) == 3
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # auto resolves to a CUDA device
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda: True)
+    assert local_workers(load_config(None, [])) == 1
 
 
 def test_a_sweep_on_a_local_ray_cluster(outputs_with_sets: Path) -> None:

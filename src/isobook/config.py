@@ -19,7 +19,6 @@ import dataclasses
 import inspect
 import json
 import math
-import os
 import re
 import textwrap
 import types
@@ -291,7 +290,7 @@ class SweepConfig:
     seeds: tuple[int, ...] = option((0,), "train.seed values")
     executor: str = option("local", "where runs execute: local, ray", choices=("local", "ray"))
     workers: int | None = option(None, "local: runs at a time; null: as many as this machine's CPUs hold at "
-                                 "threads_per_worker each", low=1)
+                                 "threads_per_worker each (one where runs go to a CUDA GPU)", low=1)
     threads_per_worker: int = option(1, "torch threads per run (one per core beats two per run for "
                                      "small models)", low=1)
     gpus_per_run: float = option(0.0, "ray: GPUs each run asks for", low=0.0)
@@ -309,13 +308,6 @@ class SweepConfig:
             raise ConfigError(f"sweep.max_batch: {self.max_batch} leaves no grid point (the smallest B_p * n is "
                               f"{smallest}); allowed: >= {smallest}")
 
-    @property
-    def local_workers(self) -> int:
-        """Runs at a time on this machine: `workers`, or as many as its CPUs (those this
-        process may use) hold at `threads_per_worker` each."""
-        if self.workers is not None:
-            return self.workers
-        return max(1, len(os.sched_getaffinity(0)) // self.threads_per_worker)
 
 
 @dataclass(frozen=True)

@@ -80,7 +80,9 @@ def sample(model: PreTrainedModel, prompt_ids: torch.Tensor, prompt_mask: torch.
     finished = torch.zeros(total, dtype=torch.bool, device=device)  # [A] ended, still in the buffers
     for step in range(max_new_tokens):
         # Noise for every row, ended or not, so the draws do not depend on when rows are dropped.
-        uniform = torch.rand(total, logits.shape[-1], device=device)[alive] if temperature > 0 else None  # [A, V]
+        uniform = torch.rand(total, logits.shape[-1], device=device) if temperature > 0 else None  # [N, V]
+        if uniform is not None and len(alive) < total:
+            uniform = uniform[alive]  # [A, V]
         token, logprob = _draw(logits.float(), temperature, top_p, uniform)
         tokens[alive, step] = torch.where(finished, pad, token)
         logprobs[alive, step] = torch.where(finished, 0.0, logprob)
@@ -90,8 +92,10 @@ def sample(model: PreTrainedModel, prompt_ids: torch.Tensor, prompt_mask: torch.
             return tokens[:, : step + 1], logprobs[:, : step + 1]
         if running <= len(alive) * DROP_WHEN_RUNNING:
             keep = ~finished
-            alive, keys, values, valid = alive[keep], keys[:, keep], values[:, keep], valid[keep]
-            token, next_position, finished = token[keep], next_position[keep], finished[keep]
+            keys = keys[:, keep]  # one cache copy at a time: the old one is freed before the next
+            values = values[:, keep]
+            alive, valid, token, next_position, finished = (alive[keep], valid[keep], token[keep],
+                                                            next_position[keep], finished[keep])
         slot = prompt_len + step
         valid[:, slot] = True
         hidden = _run_layers(core, core.embed_tokens(token[:, None]), next_position[:, None],

@@ -23,6 +23,7 @@ import transformers
 from tqdm import tqdm
 
 from isobook.config import Config
+from isobook.device import resolve_placement
 from isobook.locks import end_with_parent
 from isobook.names import run_folder
 from isobook.pipeline import prepare_sets
@@ -71,12 +72,25 @@ def execute_run(config: Config) -> dict[str, str | None]:
         return {"status": "error", "reason": f"{type(error).__name__}: {error}"}
 
 
+def local_workers(config: Config) -> int:
+    """Runs at a time with ``sweep.executor: local``: `sweep.workers`, or by default as many
+    as the CPUs this process may use hold at `sweep.threads_per_worker` each; one where runs
+    go to a CUDA GPU (local workers would all share its first device: ``executor: ray``
+    places one run per GPU)."""
+    if config.sweep.workers is not None:
+        return config.sweep.workers
+    if resolve_placement(config.system).device.type == "cuda":
+        return 1
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, cpus // config.sweep.threads_per_worker)
+
+
 def _run_locally(configs: list[Config], config: Config, show_progress: bool) -> list[dict[str, str | None]]:
-    """`sweep.local_workers` processes (spawned: torch and fork do not mix), each run in one.
+    """`local_workers` processes (spawned: torch and fork do not mix), each run in one.
     Workers end when this process dies, even by SIGKILL (`locks.end_with_parent`)."""
     outcomes: list[dict[str, str | None]] = [{}] * len(configs)
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=config.sweep.local_workers, mp_context=context, initializer=end_with_parent,
+    with ProcessPoolExecutor(max_workers=local_workers(config), mp_context=context, initializer=end_with_parent,
                              initargs=(os.getpid(),)) as pool, \
             tqdm(total=len(configs), desc="sweep", unit="run", disable=not show_progress) as progress:
         futures = {pool.submit(execute_run, c): i for i, c in enumerate(configs)}
