@@ -16,9 +16,9 @@ import torch
 from conftest import smoke_config
 from isobook.config import ConfigError, load_config
 from isobook.names import run_folder
-from isobook.sweeps.execute import local_workers
 from isobook.sweeps import (grid_run, run_configs, run_counts, run_history, run_points, run_sweep, run_train_pass,
                             sweep_configs, sweep_points)
+from isobook.sweeps.execute import local_workers
 from isobook.transfer import transfer_counts
 
 # 2x2 grid with B_max = 8: (2, 2), (2, 4), (4, 2); (4, 4) is over B_max.

@@ -309,7 +309,6 @@ class SweepConfig:
                               f"{smallest}); allowed: >= {smallest}")
 
 
-
 @dataclass(frozen=True)
 class SystemConfig:
     """Where and how work runs."""

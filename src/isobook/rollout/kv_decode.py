@@ -79,10 +79,11 @@ def sample(model: PreTrainedModel, prompt_ids: torch.Tensor, prompt_mask: torch.
     alive = torch.arange(total, device=device)  # [A]
     finished = torch.zeros(total, dtype=torch.bool, device=device)  # [A] ended, still in the buffers
     for step in range(max_new_tokens):
-        # Noise for every row, ended or not, so the draws do not depend on when rows are dropped.
-        uniform = torch.rand(total, logits.shape[-1], device=device) if temperature > 0 else None  # [N, V]
-        if uniform is not None and len(alive) < total:
-            uniform = uniform[alive]  # [A, V]
+        uniform = None
+        if temperature > 0:  # noise for every row, ended or not: dropping rows changes no draw
+            uniform = torch.rand(total, logits.shape[-1], device=device)  # [N, V]
+            if len(alive) < total:
+                uniform = uniform[alive]  # [A, V]
         token, logprob = _draw(logits.float(), temperature, top_p, uniform)
         tokens[alive, step] = torch.where(finished, pad, token)
         logprobs[alive, step] = torch.where(finished, 0.0, logprob)
@@ -134,7 +135,8 @@ def _draw(logits: torch.Tensor, temperature: float, top_p: float, uniform: torch
     """A token per row from softmax(logits / T) restricted to the top-p mass, and its log-prob. # [N] each
 
     `uniform`: # [N, V] draws from U[0, 1), turned into the Gumbel noise of the Gumbel-max
-    trick (none at temperature 0, which draws nothing). Temperature 0 is greedy: the argmax, with log-prob 0 (the distribution is a point mass)."""
+    trick; none at temperature 0, which is greedy: the argmax, with log-prob 0 (the
+    distribution is a point mass)."""
     if temperature == 0:
         token = logits.argmax(-1)
         return token, torch.zeros_like(token, dtype=logits.dtype)
