@@ -13,7 +13,7 @@ from isobook.config import EvaluationConfig, RecipeConfig
 from isobook.evaluation import evaluation_steps, train_pass_steps
 from isobook.loss import ZeroVarianceFilter
 from isobook.models import load_causal_lm, set_activation_checkpointing
-from isobook.packing import pack_sequences
+from isobook.packing import pack_sequences, pack_shared_prompts
 from isobook.recipe import LrScaling, loss_weights, lr_at, scaled_lr
 from isobook.rollout import TorchEngine
 from isobook.tasks import make_task
@@ -33,6 +33,28 @@ def test_packing_places_every_sequence_once_with_restarting_positions() -> None:
         pack_sequences([[1] * 6], row_tokens=5, pad=0)
 
 
+def test_shared_packing_stores_a_prompt_once_per_row_and_hides_siblings() -> None:
+    prompts = [[1, 2], [1, 2], [1, 2], [3], [3]]
+    completions = [[10, 11, 12], [20, 21], [30], [40, 41, 42], [50]]
+    packed = pack_shared_prompts(prompts, completions, row_tokens=8, pad=0)
+    for index, (prompt, completion) in enumerate(zip(prompts, completions)):
+        row, start, end = packed.row[index], packed.start[index], packed.prompt_end[index]
+        assert packed.input_ids[row, start : start + len(completion)].tolist() == completion
+        assert packed.input_ids[row, end - len(prompt) + 1 : end + 1].tolist() == prompt
+        # Positions continue the prompt's, as if the completion followed it alone.
+        assert packed.position_ids[row, end - len(prompt) + 1 : end + 1].tolist() == list(range(len(prompt)))
+        assert packed.position_ids[row, start : start + len(completion)].tolist() == list(
+            range(len(prompt), len(prompt) + len(completion)))
+        # A completion's tokens see its prompt and its own earlier tokens, and nothing else.
+        for offset in range(len(completion)):
+            seen = packed.attention_mask[row, start + offset].nonzero().flatten().tolist()
+            assert seen == [*range(end - len(prompt) + 1, end + 1), *range(start, start + offset + 1)]
+    # Each row holds a prompt at most once: [1 2 | 10 11 12 | 20 21 | 30] and [3 | 40 41 42 | 50].
+    assert packed.input_ids.tolist() == [[1, 2, 10, 11, 12, 20, 21, 30], [3, 40, 41, 42, 50, 0, 0, 0]]
+    with pytest.raises(ValueError, match="model.max_positions: a 9-token sequence does not fit rows of 8"):
+        pack_shared_prompts([[1, 2]], [[5] * 7], row_tokens=8, pad=0)
+
+
 @pytest.fixture(scope="module")
 def smoke_model(smoke_outputs: Path):
     config = smoke_config(smoke_outputs)
@@ -40,27 +62,34 @@ def smoke_model(smoke_outputs: Path):
     return config, model.eval(), tokenizer
 
 
-def test_packed_logprobs_equal_one_sequence_at_a_time(smoke_model) -> None:
+@pytest.mark.parametrize("attention", ["sdpa", "eager"])
+def test_packed_logprobs_and_gradients_equal_one_sequence_at_a_time(smoke_model, attention: str) -> None:
     config, model, tokenizer = smoke_model
+    model.set_attn_implementation(attention)
     torch.manual_seed(0)
     prompts = [p.prompt for p in make_task(config.task).problems(6, seed=3)]
-    rollouts = TorchEngine(model, tokenizer).generate(prompts, 2, config.sampling)
-    prompt_ids = [ids for ids in tokenizer(prompts)["input_ids"] for _ in range(2)]
-    with torch.no_grad():
-        packed, entropy = completion_logprobs(model, prompt_ids, rollouts.completion_ids, rollouts.completion_mask,
-                                              temperature=0.6, row_tokens=64, pad=tokenizer.pad_token_id,
-                                              with_entropy=True)
-        for i, prompt in enumerate(prompt_ids):
-            length = int(rollouts.lengths[i])
-            ids = torch.tensor([prompt + rollouts.completion_ids[i, :length].tolist()])
-            logits = model(input_ids=ids).logits[0, len(prompt) - 1 : -1] / 0.6  # [length, V]
-            logp = torch.log_softmax(logits, -1)
-            expected = logp.gather(-1, ids[0, len(prompt):, None])[:, 0]
-            assert torch.allclose(packed[i, :length], expected, atol=1e-5)
-            assert torch.allclose(entropy[i, :length], -(logp.exp() * logp).sum(-1), atol=1e-5)
-            assert not packed[i, length:].any()
+    rollouts = TorchEngine(model, tokenizer).generate(prompts, 3, config.sampling)
+    prompt_ids = [ids for ids in tokenizer(prompts)["input_ids"] for _ in range(3)]
+    packed, entropy = completion_logprobs(model, prompt_ids, rollouts.completion_ids, rollouts.completion_mask,
+                                          temperature=0.6, row_tokens=64, pad=tokenizer.pad_token_id,
+                                          with_entropy=True)
+    packed_gradient = torch.autograd.grad(packed.sum(), model.model.embed_tokens.weight)[0]
+    alone_sum = 0.0
+    for i, prompt in enumerate(prompt_ids):
+        length = int(rollouts.lengths[i])
+        ids = torch.tensor([prompt + rollouts.completion_ids[i, :length].tolist()])
+        logits = model(input_ids=ids).logits[0, len(prompt) - 1 : -1] / 0.6  # [length, V]
+        logp = torch.log_softmax(logits, -1)
+        expected = logp.gather(-1, ids[0, len(prompt):, None])[:, 0]
+        alone_sum = alone_sum + expected.sum()
+        assert torch.allclose(packed[i, :length], expected, atol=1e-5)
+        assert torch.allclose(entropy[i, :length], -(logp.exp() * logp).sum(-1), atol=1e-5)
+        assert not packed[i, length:].any()
+    alone_gradient = torch.autograd.grad(alone_sum, model.model.embed_tokens.weight)[0]
+    assert torch.allclose(packed_gradient, alone_gradient, atol=1e-4, rtol=1e-4)
     # The engine sampled from exactly these distributions (its log-probs are the behaviour policy's).
-    assert torch.allclose(packed, rollouts.logprobs, atol=1e-4)
+    assert torch.allclose(packed.detach(), rollouts.logprobs, atol=1e-4)
+    model.set_attn_implementation("sdpa")
 
 
 def test_learning_rate_scaling_and_warmup() -> None:

@@ -7,9 +7,10 @@ through truncated importance sampling (`loss`). Randomness is a pure function of
 ``(seed, step)``, for problems, sampling and the decoupled baseline's subset, so a run
 resumed from a checkpoint draws exactly what an uninterrupted one would.
 
-The update packs prompt + completion sequences into rows (`packing`): no padding waste,
-and the log-probs and entropies are taken at the sampling temperature, i.e. from the
-distribution the engine drew from.
+The update packs completions into rows with their group's prompt stored once per row
+(`packing.pack_shared_prompts`): no padding waste and few repeated prompt tokens. The
+log-probs and entropies are taken at the sampling temperature, i.e. from the distribution
+the engine drew from.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from isobook.advantages import decoupled_rows, group_advantages, zero_variance_g
 from isobook.config import Config, SamplingConfig, TrainConfig
 from isobook.loss import LossTerms, LossWeights, grpo_loss
 from isobook.names import Seed, step_seed
-from isobook.packing import pack_sequences
+from isobook.packing import pack_shared_prompts
 from isobook.recipe import loss_weights
 from isobook.rollout import RolloutEngine, Rollouts
 from isobook.shards import batch_tokens, data_parallel_shard, whole_batch
@@ -166,19 +167,23 @@ def completion_logprobs(model: PreTrainedModel, prompts: list[list[int]], comple
     """Log-probs (and entropies) of each completion token under `model` at `temperature`.
 
     `prompts`: token ids per rollout; `completion_ids`, `mask`: # [N, T]. Returns # [N, T]
-    tensors, 0.0 off the mask. Sequences are packed, so no compute goes to padding.
+    tensors, 0.0 off the mask. Completions are packed with their prompt stored once per row
+    (`pack_shared_prompts`), so no compute goes to padding and little to repeated prompts.
     """
     lengths = mask.sum(dim=1).long().tolist()
-    sequences = [prompt + completion_ids[i, : lengths[i]].tolist() for i, prompt in enumerate(prompts)]
-    width = max(row_tokens, max(len(s) for s in sequences))
-    packed = pack_sequences(sequences, width, pad)
+    completions = [completion_ids[i, :length].tolist() for i, length in enumerate(lengths)]
+    width = max(row_tokens, max(len(p) + len(c) for p, c in zip(prompts, completions)))
+    packed = pack_shared_prompts(prompts, completions, width, pad)
     device = next(model.parameters()).device
     logits = model(input_ids=packed.input_ids.to(device), position_ids=packed.position_ids.to(device),
+                   attention_mask=_attention_mask(model, packed.attention_mask.to(device)),
                    use_cache=False).logits  # [R, L, V]
     steps = completion_ids.shape[1]
-    # The logit at column c predicts the token at column c + 1.
-    first = torch.tensor([start + len(prompt) - 1 for start, prompt in zip(packed.start, prompts)])  # [N]
-    columns = (first[:, None] + torch.arange(steps)[None, :]).clamp(max=width - 1)  # [N, T]
+    # The logit at column c predicts the token at column c + 1; a completion's first token
+    # is predicted at its prompt's last column.
+    columns = torch.tensor(packed.start)[:, None] + torch.arange(-1, steps - 1)[None, :]  # [N, T]
+    columns[:, 0] = torch.tensor(packed.prompt_end)
+    columns = columns.clamp(max=width - 1)
     rows = torch.tensor(packed.row)[:, None].expand(-1, steps)  # [N, T]
     logp = torch.log_softmax(logits[rows.to(device), columns.to(device)].float() / temperature, dim=-1)  # [N, T, V]
     mask = mask.to(device)
@@ -187,6 +192,19 @@ def completion_logprobs(model: PreTrainedModel, prompts: list[list[int]], comple
         return token_logp, None
     entropy = -(logp.exp() * logp).sum(dim=-1) * mask  # [N, T]
     return token_logp, entropy
+
+
+def _attention_mask(model: PreTrainedModel, visible: torch.Tensor) -> torch.Tensor:
+    """`visible` # [R, L, L] (True where a query may attend a key) as the 4D mask `model`'s
+    attention takes: boolean for SDPA, additive (0 or the dtype's minimum) for eager."""
+    implementation = model.config._attn_implementation
+    if implementation == "sdpa":
+        return visible[:, None]
+    if implementation == "eager":
+        dtype = next(model.parameters()).dtype
+        return torch.zeros(visible.shape, dtype=dtype, device=visible.device).masked_fill(
+            ~visible, torch.finfo(dtype).min)[:, None]
+    raise ValueError(f"attn_implementation: the packed update needs 'sdpa' or 'eager', not {implementation!r}")
 
 
 def micro_batches(sequence_tokens: list[int], max_tokens: int) -> list[torch.Tensor]:

@@ -2,8 +2,9 @@
 
 Why not ``model.generate``: on CPU at isobook's model sizes, transformers' growing cache
 spends most of a decode step concatenating key/value tensors (two thirds of the time in a
-profile here). This loop runs the model's own modules (its weights, norms, rotary
-embedding and MLP) over buffers allocated once, and:
+profile here). This loop runs the model's own modules (its weights, rotary embedding and
+MLP; its RMSNorms as one fused ``F.rms_norm`` each, bit-identical here) over buffers
+allocated once, and:
 
 * computes each prompt's KV once and copies it to its n samples (the group shares it);
 * writes one slot per step instead of re-concatenating the cache;
@@ -70,7 +71,7 @@ def sample(model: PreTrainedModel, prompt_ids: torch.Tensor, prompt_mask: torch.
     mask = (causal & prompt_mask[:, None, :]) | torch.eye(prompt_len, dtype=torch.bool, device=device)
     hidden = _run_layers(core, core.embed_tokens(prompt_ids), positions, mask[:, None], keys, values,
                          slot=0, repeat=n)
-    logits = model.lm_head(core.norm(hidden[:, -1])).repeat_interleave(n, dim=0)  # [N, V]
+    logits = model.lm_head(_rms_norm(core.norm, hidden[:, -1])).repeat_interleave(n, dim=0)  # [N, V]
 
     next_position = positions[:, -1].repeat_interleave(n) + 1  # [N]
     tokens = torch.full((total, max_new_tokens), pad, dtype=torch.long, device=device)
@@ -101,7 +102,7 @@ def sample(model: PreTrainedModel, prompt_ids: torch.Tensor, prompt_mask: torch.
         valid[:, slot] = True
         hidden = _run_layers(core, core.embed_tokens(token[:, None]), next_position[:, None],
                              valid[:, None, None, : slot + 1], keys, values, slot=slot, repeat=1)
-        logits = model.lm_head(core.norm(hidden[:, -1]))
+        logits = model.lm_head(_rms_norm(core.norm, hidden[:, -1]))
         next_position = next_position + 1
     raise AssertionError("unreachable: the loop returns at its last step")
 
@@ -114,20 +115,28 @@ def _run_layers(core: torch.nn.Module, hidden: torch.Tensor, positions: torch.Te
     batch, steps, _ = hidden.shape
     for index, layer in enumerate(core.layers):
         attention = layer.self_attn
-        x = layer.input_layernorm(hidden)
+        x = _rms_norm(layer.input_layernorm, hidden)
         q = attention.q_proj(x).view(batch, steps, -1, attention.head_dim).transpose(1, 2)  # [B, Hq, T, D]
         k = attention.k_proj(x).view(batch, steps, -1, attention.head_dim).transpose(1, 2)  # [B, Hkv, T, D]
         v = attention.v_proj(x).view(batch, steps, -1, attention.head_dim).transpose(1, 2)
         q, k = apply_rotary_pos_emb(q, k, cos, sin)
-        keys[index, :, :, slot : slot + steps] = k.repeat_interleave(repeat, dim=0)
-        values[index, :, :, slot : slot + steps] = v.repeat_interleave(repeat, dim=0)
         if repeat == 1:
+            keys[index, :, :, slot : slot + steps] = k
+            values[index, :, :, slot : slot + steps] = v
             k, v = keys[index, :, :, : slot + steps], values[index, :, :, : slot + steps]
+        else:
+            keys[index, :, :, slot : slot + steps] = k.repeat_interleave(repeat, dim=0)
+            values[index, :, :, slot : slot + steps] = v.repeat_interleave(repeat, dim=0)
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=attention.scaling,
                                              enable_gqa=q.shape[1] != k.shape[1])  # [B, Hq, T, D]
         hidden = hidden + attention.o_proj(out.transpose(1, 2).reshape(batch, steps, -1))
-        hidden = hidden + layer.mlp(layer.post_attention_layernorm(hidden))
+        hidden = hidden + layer.mlp(_rms_norm(layer.post_attention_layernorm, hidden))
     return hidden
+
+
+def _rms_norm(norm: torch.nn.Module, hidden: torch.Tensor) -> torch.Tensor:
+    """`norm` (a Qwen2/Llama RMSNorm) as one fused ``F.rms_norm`` call, in float32 like the module."""
+    return F.rms_norm(hidden.float(), norm.weight.shape, norm.weight.float(), norm.variance_epsilon).to(hidden.dtype)
 
 
 def _draw(logits: torch.Tensor, temperature: float, top_p: float, uniform: torch.Tensor | None
