@@ -79,6 +79,26 @@ def test_results_do_not_depend_on_the_number_of_workers(smoke_outputs: Path, tmp
     pd.testing.assert_frame_equal(*histories)  # every metric of every update, to the bit
 
 
+def test_runs_start_longest_first(outputs_with_sets: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = smoke_config(outputs_with_sets, *GRID)
+    configs = sweep_configs(config)  # (2, 2), (2, 4), (4, 2), 64 rollouts each
+    started = run_folder(configs[0])  # 48 of its 64 rollouts already trained: 16 left
+    started.mkdir(parents=True)
+    (started / "status.json").write_text(json.dumps({"status": "finished", "updates": 12, "rollouts": 48}))
+    submitted = []
+
+    def record(runs, config, show_progress):
+        submitted.extend((run.train.batch_problems, run.train.rollouts_per_problem) for run in runs)
+        return [{"status": "finished", "reason": f"{run.train.batch_problems}x{run.train.rollouts_per_problem}"}
+                for run in runs]
+
+    monkeypatch.setattr("isobook.sweeps.execute._run_locally", record)
+    outcomes = run_configs(configs, config, show_progress=False)
+    assert submitted == [(2, 4), (4, 2), (2, 2)]
+    assert outcomes[["batch_problems", "n", "reason"]].values.tolist() == [[2, 2, "2x2"], [2, 4, "2x4"],
+                                                                          [4, 2, "4x2"]]
+
+
 def test_workers_default_to_the_cpus_over_threads_per_run_and_to_one_on_a_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     cpus = len(os.sched_getaffinity(0))
     assert local_workers(load_config(None, ["system.device=cpu"])) == cpus

@@ -162,6 +162,13 @@ def settled_status(config: Config) -> dict[str, Any] | None:
     return None
 
 
+def rollouts_left(config: Config) -> int:
+    """Rollouts the run `config` describes still has to train: its budget less what its
+    folder's status records (a resumed or extended run has done part of it)."""
+    status = read_status(run_folder(config)) or {}
+    return max(0, config.train.budget - int(status.get("rollouts", 0)))
+
+
 class _RunSetup:
     """Everything a run holds while it trains: data, models, optimizer, engine, trainer.
 

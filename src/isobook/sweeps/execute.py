@@ -27,7 +27,7 @@ from isobook.device import resolve_placement
 from isobook.locks import end_with_parent
 from isobook.names import run_folder
 from isobook.pipeline import prepare_sets
-from isobook.runs import run_grpo, settled_status
+from isobook.runs import rollouts_left, run_grpo, settled_status
 from isobook.sweeps.grid import GRID_COLUMNS, grid_row, sweep_configs
 
 
@@ -54,8 +54,11 @@ def run_configs(configs: list[Config], config: Config, show_progress: bool = Tru
         else:
             pending[folder] = run
     if pending:
+        # Longest first, so that a sweep ends on short runs rather than one worker finishing a
+        # long one alone; equal runs keep the grid's order.
+        order = sorted(pending, key=lambda folder: -rollouts_left(pending[folder]))
         execute = _run_locally if config.sweep.executor == "local" else _run_on_ray
-        done.update(zip(pending, execute(list(pending.values()), config, show_progress)))
+        done.update(zip(order, execute([pending[folder] for folder in order], config, show_progress)))
     rows = [{**grid_row(c), "folder": str(run_folder(c)), **done[run_folder(c)]} for c in configs]
     return pd.DataFrame(rows, columns=[*GRID_COLUMNS, "folder", "status", "reason"])
 
