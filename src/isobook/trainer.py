@@ -197,7 +197,7 @@ def completion_logprobs(model: PreTrainedModel, prompts: list[list[int]], comple
 def _attention_mask(model: PreTrainedModel, visible: torch.Tensor) -> torch.Tensor:
     """`visible` # [R, L, L] (True where a query may attend a key) as the 4D mask `model`'s
     attention takes: boolean for SDPA, additive (0 or the dtype's minimum) for eager."""
-    implementation = model.config._attn_implementation
+    implementation = extract_model_from_parallel(model).config._attn_implementation  # DDP wraps the model
     if implementation == "sdpa":
         return visible[:, None]
     if implementation == "eager":
