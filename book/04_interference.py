@@ -23,9 +23,9 @@
 # lead exceeds 1.96 standard errors over seeds. The LLM's $n^*$ at the budget comes with
 # the $n$ within noise of it (95% paired bootstrap over validation problems; one seed per
 # run, so seed-to-seed training noise is not in the interval), and the pass@1 pile-ups
-# compare the same training problems under both $n$ (paired bootstrap over problems). A
-# task whose problems compete for shared weights would be the test of the paper's
-# explanation; ours share one skill.
+# compare the same training problems under both $n$ (paired bootstrap over problems). Our
+# LLM's problems share one skill, so the chapter tests the explanation on the bandit
+# itself: the same bandit with parameters shared across problems.
 
 # %% tags=["parameters"]
 params = "params/cpu.yaml"  # a preset from params/; the grid is its sweep section
@@ -39,14 +39,17 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from isobook.bandit import BanditSetup, best_n, suboptimality_curves
+from isobook.bandit import BanditSetup, batch_split_curves, best_n, sharing_curves, suboptimality_curves
 from isobook.book import chapter_config
-from isobook.charts import curves_chart, panels, pass_chart, use_offline_renderer
+from isobook.charts import curves_chart, n_star_chart, panels, pass_chart, use_offline_renderer
 from isobook.evaluation import metric_name, power_of_two_budgets
-from isobook.findings import bandit_optimum, optimum_above, optimum_of, piles_up, smallest_n_wins
+from isobook.findings import (bandit_optima, bandit_optimum, n_star_grows, optimum_above, optimum_of, piles_up,
+                              smallest_n_wins)
 from isobook.frontier import measured_frontier, pass_summary
 from isobook.pages import FindingsTable, note, runs_note, scale, table
+from isobook.names import bandit_curves_path
 from isobook.pipeline import prepare_sets
+from isobook.storage import cached_parquet
 from isobook.sweeps import grid_run, run_configs, run_counts, run_points, run_train_pass
 
 use_offline_renderer()
@@ -83,6 +86,71 @@ for set_name in config.sweep.sets:
     many[set_name], sizes[set_name] = suboptimality_curves(setup, n_values, config.sweep.budget), start.size
 panels([curves_chart(curves, "suboptimality", title=f"{set_name}: {sizes[set_name]:,} tabular problems, "
                                                     f"B_p = {batch_problems}") for set_name, curves in many.items()])
+
+# %% [markdown]
+# ## The same bandit with shared parameters
+#
+# The paper's explanation needs problems that share parameters, so the base case gains a
+# twin that differs in that alone. Every problem now answers from one shared set of
+# answers, its own correct one drawn at random, and its logits are $b_p + W x_p$: fixed
+# random features $x_p \sim N(0, I/d)$ per problem and one weight matrix $W$ for all. A
+# step on problem $p$ moves its own logits as the tabular step does ($|x_p|^2 \approx 1$)
+# and every other problem's by $x_p \cdot x_q$ times as much: with $d$ smaller than the
+# number of problems, they compete for $W$. One-hot features ($d = P$) make $W$ a table,
+# the tabular bandit (a test checks it draw for draw), which runs here at the same
+# settings. The curves are kept in the run store (`outputs/bandits/`), so a rebuild reads
+# them. All start at pass@1 = 1/answers and take GRPO steps of the same constant size
+# on each drawn problem; $n^*$ at each budget comes with the $n$ within 1.96 standard
+# errors over seeds of it.
+
+# %%
+settings = config.bandit
+shared_budgets = [2**e for e in range(10, settings.budget.bit_length())
+                  if 2**e >= settings.batch_problems * max(settings.rollouts_per_problem)]
+sharing = cached_parquet(bandit_curves_path(config, "sharing"), lambda: sharing_curves(settings, config.system.seed))
+sharing["pass@1"] = 1 - sharing["suboptimality"]
+sharing["policy"] = sharing["features"].map(lambda d: f"tabular (d = P = {d})" if d == settings.problems
+                                            else f"d = {d}")
+policies = list(dict.fromkeys(sharing["policy"]))
+shared_optima = pd.concat([bandit_optima(part, shared_budgets).assign(policy=policy)
+                           for policy, part in sharing.groupby("policy", sort=False)], ignore_index=True)
+note(f"{settings.problems} problems of {settings.actions} answers, B_p = {settings.batch_problems}, step size "
+     f"{settings.lr:g}, {settings.seeds} seeds, up to {settings.budget:,} rollouts per curve.")
+
+# %%
+panels([curves_chart(sharing[sharing["policy"] == policy], "pass@1", title=policy) for policy in policies])
+
+# %%
+n_star_chart(shared_optima, "policy", title="n* by budget: tabular and shared features")
+
+# %%
+table(shared_optima.assign(**{"n*": shared_optima["n"].astype(str) + " " + shared_optima["within noise"].map(
+    lambda tied: "{" + ", ".join(map(str, tied)) + "}")}).pivot(index="rollouts", columns="policy", values="n*")
+      [policies].reset_index().rename(columns={"rollouts": "rollouts (n* {n within noise})"}))
+
+# %% [markdown]
+# ### Is it n, or the batch?
+#
+# At a fixed $B_p$ a larger $n$ is also a larger batch. Holding the batch $B_p \times n$
+# fixed and moving its split between problems and rollouts per problem tells the two
+# apart: if $n^*$ still grows with compute at a fixed batch, what the budget buys is $n$
+# itself; if the split does not matter, it is the batch. Each drawn problem's logits move
+# by the same step whatever $B_p$, so a larger $B_p$ moves $W$ by more per update.
+
+# %%
+split_features = sorted(settings.features)[len(settings.features) // 2]
+split = cached_parquet(bandit_curves_path(config, "batch-split"),
+                       lambda: batch_split_curves(settings, split_features, config.system.seed))
+split["pass@1"] = 1 - split["suboptimality"]
+split["B_p x n"] = split["batch_problems"].astype(str) + " x " + split["n"].astype(str)
+split_optima = bandit_optima(split, shared_budgets)
+curves_chart(split.sort_values("n"), "pass@1", color="B_p x n",
+             title=f"d = {split_features}, B_p x n = {settings.fixed_batch}")
+
+# %%
+table(split_optima.assign(**{"n within noise": split_optima["within noise"].map(
+    lambda tied: ", ".join(map(str, tied)))})[["rollouts", "n", "score", "n within noise"]],
+      rename={"n": "n*", "score": "pass@1 at n*"})
 
 # %% [markdown]
 # ## The base case beside the LLM: n* at each budget
@@ -130,6 +198,14 @@ if not train_pass.empty:
 findings = [smallest_n_wins(part, budgets, f"one tabular problem (start pass@1 {start}): the smallest n wins at "
                                            "every budget (Fig. 12)")
             for start, part in single.groupby("start pass@1")]
+findings.append(smallest_n_wins(sharing[sharing["features"] == settings.problems], shared_budgets,
+                                f"{settings.problems} tabular problems from pass@1 1/{settings.actions}: the smallest n "
+                                "wins at every budget (Fig. 12)"))
+for policy in policies[1:]:
+    findings.append(n_star_grows(shared_optima[shared_optima["policy"] == policy],
+                                 f"{settings.problems} problems sharing {policy} features: n* grows with compute (Fig. 12)"))
+findings.append(n_star_grows(split_optima, f"at a fixed batch B_p x n = {settings.fixed_batch} (d = {split_features}): "
+                                           "n* still grows with compute, so what grows is n, not only the batch"))
 for set_name, curves in many.items():
     part = counts[counts["set"] == set_name]
     bandit = bandit_optimum(curves, config.sweep.budget)

@@ -1,9 +1,11 @@
-"""The tabular softmax bandit base case (paper Figure 12) on numbers we can check."""
+"""The softmax bandits of paper Figure 12 (tabular, and over shared features) on numbers we can check."""
 
 import numpy as np
 import pytest
 
-from isobook.bandit import BanditSetup, best_n, initial_logits, suboptimality_curves, train_bandits
+from isobook.bandit import (BanditSetup, LinearPolicy, batch_split_curves, best_n, initial_logits,
+                            make_policy, sharing_curves, suboptimality_curves, train_bandits)
+from isobook.config import BanditConfig, ConfigError
 
 
 def test_initial_logits_give_each_problem_its_start_pass_rate() -> None:
@@ -17,8 +19,9 @@ def test_initial_logits_give_each_problem_its_start_pass_rate() -> None:
 def test_no_update_leaves_the_start_and_training_moves_toward_the_correct_arm() -> None:
     setup = BanditSetup(start_pass=np.array([0.3]), seeds=64)
     curve = train_bandits(setup, n=8, updates=50, record_every=10, rng=np.random.default_rng(0))
-    assert curve["update"].tolist() == [0, 10, 20, 30, 40, 50]
-    assert curve["rollouts"].tolist() == [0, 80, 160, 240, 320, 400]
+    # every 10th update, the last, and each update ending at a power-of-two number of rollouts
+    assert curve["update"].tolist() == [0, 1, 2, 4, 8, 10, 16, 20, 30, 32, 40, 50]
+    assert curve["rollouts"].tolist() == [0, 8, 16, 32, 64, 80, 128, 160, 240, 256, 320, 400]
     assert curve["suboptimality"].iloc[0] == pytest.approx(0.7)
     assert curve["suboptimality"].is_monotonic_decreasing and curve["suboptimality"].iloc[-1] < 0.05
 
@@ -28,7 +31,7 @@ def test_groups_with_equal_rewards_do_not_move_the_policy() -> None:
     # on hard problems, which larger n escapes).
     setup = BanditSetup(start_pass=np.array([1e-9, 1e-9]), batch_problems=2, seeds=8)
     curve = train_bandits(setup, n=2, updates=20, record_every=20, rng=np.random.default_rng(1))
-    assert curve["suboptimality"].tolist() == pytest.approx([1 - 1e-9, 1 - 1e-9], abs=1e-12)
+    assert curve["suboptimality"].to_numpy() == pytest.approx(np.full(len(curve), 1 - 1e-9), abs=1e-12)
 
 
 def test_at_a_fixed_budget_the_smallest_group_wins_without_interference() -> None:
@@ -46,3 +49,65 @@ def test_at_a_fixed_budget_the_smallest_group_wins_without_interference() -> Non
 def test_bad_setups_fail_naming_the_field(kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         BanditSetup(**kwargs)
+
+
+def test_one_hot_features_are_the_tabular_policy_draw_for_draw() -> None:
+    # d = P one-hot features make W a table: with every correct answer at arm 0 the shared
+    # policy takes exactly the tabular steps on the same random draws.
+    setup = BanditSetup(start_pass=np.array([0.3, 0.05, 0.6, 0.2, 0.45]), actions=6, batch_problems=2, seeds=4)
+    problems = len(setup.start_pass)
+    one_hot = LinearPolicy(np.broadcast_to(np.eye(problems), (4, problems, problems)).copy(),
+                           np.zeros((4, problems), dtype=int), np.broadcast_to(initial_logits(setup), (4, problems, 6)))
+    tabular = train_bandits(setup, n=4, updates=60, record_every=6, rng=np.random.default_rng(3))
+    shared = train_bandits(setup, n=4, updates=60, record_every=6, rng=np.random.default_rng(3), policy=one_hot)
+    assert shared["suboptimality"].to_numpy() == pytest.approx(tabular["suboptimality"].to_numpy(), abs=1e-12)
+    assert tabular["suboptimality"].iloc[-1] < 0.5 * tabular["suboptimality"].iloc[0]  # it did learn
+
+
+def test_shared_features_start_at_the_start_pass_rate_with_random_answers_and_couple_problems() -> None:
+    setup = BanditSetup(start_pass=np.full(64, 0.25), actions=8, batch_problems=4, seeds=3, features=16)
+    policy = make_policy(setup, features_seed=5)
+    assert policy.features.shape == (3, 64, 16)
+    assert np.mean(np.sum(policy.features**2, axis=-1)) == pytest.approx(1.0, abs=0.05)  # |x_p|^2 ~ 1
+    assert len(np.unique(policy.answers)) == 8  # each problem its own correct answer
+    probs = np.exp(policy.logits()) / np.exp(policy.logits()).sum(-1, keepdims=True)
+    assert np.take_along_axis(probs, policy.correct()[..., None], -1) == pytest.approx(np.full((3, 64, 1), 0.25))
+    # the same seed draws the same problems for every n; another seed other problems
+    assert np.array_equal(make_policy(setup, features_seed=5).features, policy.features)
+    assert not np.array_equal(make_policy(setup, features_seed=6).features, policy.features)
+    before = policy.logits()
+    chosen = np.array([[0], [1], [2]])
+    change = np.zeros((3, 1, 8))
+    change[:, 0, 3] = 1.0
+    policy.step(chosen, change)
+    moved = policy.logits() - before  # [S, P, A]
+    own = moved[np.arange(3), chosen[:, 0], 3]
+    assert own == pytest.approx(np.sum(policy.features[np.arange(3), chosen[:, 0]] ** 2, axis=-1))
+    assert np.count_nonzero(np.abs(moved[..., 3]) > 1e-9) > 3 * 60  # an update on one problem moves the others
+
+
+def test_without_sharing_the_smallest_n_wins_and_with_few_shared_features_a_larger_n_wins_late() -> None:
+    # Figure 12's mechanism at toy scale (seconds): 64 problems compete for 8 shared features.
+    settings = BanditConfig(problems=64, actions=8, features=(8,), batch_problems=4, rollouts_per_problem=(2, 16),
+                            budget=32768, lr=2.0, seeds=8, fixed_batch=32)
+    curves = sharing_curves(settings)
+    assert set(curves["features"]) == {64, 8}  # the tabular policy is the one-hot case, d = P = 64
+    final = curves[curves["rollouts"] == settings.budget].set_index(["features", "n"])["suboptimality"]
+    assert final[(64, 2)] < final[(64, 16)]
+    assert final[(8, 16)] < final[(8, 2)]
+    assert final[(64, 2)] < 0.05 < final[(8, 16)]  # the tabular policy solves what shared weights cannot
+    split = batch_split_curves(settings, 8)
+    assert sorted(zip(split["batch_problems"].unique(), split["n"].unique())) == [(2, 16), (16, 2)]
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    ({"rollouts_per_problem": (1, 2)}, "bandit.rollouts_per_problem: needs powers of two >= 2"),
+    ({"budget": 1000}, "bandit.budget: needs a power of two"),
+    ({"budget": 256}, r"bandit.budget: 256 buys no update of every curve; allowed: >= 512"),
+    ({"features": ()}, "bandit.features"),
+    ({"features": (16, 256)}, r"bandit.features: needs numbers of features in \[1, bandit.problems - 1\]"),
+    ({"lr": 0.0}, "bandit.lr: must be > 0"),
+])
+def test_bad_bandit_settings_fail_naming_the_field(overrides: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        BanditConfig(**overrides)

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import vl_convert
 
-from isobook.charts import curves_chart, frontier_chart, histogram_chart, optimal_chart
+from isobook.charts import curves_chart, frontier_chart, histogram_chart, n_star_chart, optimal_chart
 from isobook.fits import sigmoid
 from isobook.frontier import fit_curves, fit_optimal, frontier
 
@@ -52,3 +52,13 @@ def test_compute_axes_tick_at_powers_of_two_and_legends_sort_numerically_with_fo
     assert drawn.index(">0.0001<") < drawn.index(">0.0003<") < drawn.index(">0.003<")  # numeric, not text, order
     width = float(drawn.split('width="', 1)[1].split('"', 1)[0])
     assert width <= 400  # one panel with its legend: two side by side fit the page column
+
+
+def test_n_star_chart_draws_each_policy_with_log2_n_ticks_and_one_solid_legend() -> None:
+    optima = pd.DataFrame({"rollouts": [1024, 4096, 1024, 4096], "n": [2, 2, 2, 16],
+                           "within noise": [(2,), (2, 4), (2, 4), (8, 16)],
+                           "policy": ["tabular", "tabular", "d = 16", "d = 16"]})
+    drawn = svg(n_star_chart(optima, "policy", title="n* by budget"))
+    assert "n* by budget" in drawn and "n within noise" in drawn
+    assert all(f">{tick}<" in drawn for tick in (2, 4, 8, 16))  # the band's range sets the ticks
+    assert drawn.count(">tabular<") == 1 and drawn.count(">d = 16<") == 1  # one legend, not one per layer

@@ -50,7 +50,7 @@ def test_overrides_apply_on_top_of_the_file() -> None:
         ("sets.mixtures={m: {medium: 1.0}}", r"sets.mixtures.m: unknown set \['medium'\]"),
         ("task.family=math-file", r"task.path: required"),
         ("task.chat_template=maybe", r"task.chat_template: 'maybe' is not allowed; allowed: auto, on, off"),
-        ("nonsense=1", r"nonsense: unknown field; allowed: base_model, evaluation, model"),
+        ("nonsense=1", r"nonsense: unknown field; allowed: bandit, base_model, evaluation, model"),
         ("pool_size", r"expected key=value"),
         ("train.set=medium", r"train.set: 'medium' is not a problem set; allowed: easy, hard, veryeasy, xhard, mix-dual"),
         ("train.n_train=9", r"train.n_train: must be <= train.rollouts_per_problem=8, got 9"),

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from isobook.findings import (Interval, Verdict, bandit_optimum, best_candidate, combine, greater, n_star_grows,
+from isobook.findings import (Interval, Verdict, bandit_optima, bandit_optimum, best_candidate, combine, greater, n_star_grows,
                               optima_by_budget,
                               optimum, optimum_above, paired_interval, per_problem, piles_up, planner_regret,
                               optimum_of, problem_scores, smallest_n_wins, spread_comparison,
@@ -239,6 +239,20 @@ def test_the_bandits_optimum_and_the_n_within_its_standard_errors() -> None:
     assert (found.best, found.tied) == (2, (2, 8)) and found.value == pytest.approx(0.9)
     one_seed = bandit_optimum(bandit_curves({2: 0.1, 8: 0.2}, se=np.nan), 4096)
     assert one_seed.tied == (2, 8)  # no standard error from one seed: nothing is resolved
+
+
+def test_bandit_optima_by_budget_decide_whether_n_star_grows() -> None:
+    # n = 2 leads at 1,024 rollouts, n = 32 at 4,096 (standard errors 0.005 over seeds)
+    curves = pd.DataFrame([{"n": n, "rollouts": budget, "suboptimality": value, "suboptimality_se": 0.005}
+                           for (n, budget), value in {(2, 0): 0.9, (32, 0): 0.9, (2, 1024): 0.5, (32, 1024): 0.7,
+                                                      (2, 4096): 0.4, (32, 4096): 0.3}.items()])
+    optima = bandit_optima(curves, [512, 1024, 4096])
+    assert optima["rollouts"].tolist() == [1024, 4096]  # at 512 no curve has taken a step
+    assert optima["n"].tolist() == [2, 32] and optima["score"].tolist() == pytest.approx([0.5, 0.7])
+    assert optima["within noise"].tolist() == [(2,), (32,)]
+    lead = optima["lead"].iloc[-1]
+    assert (lead.estimate, lead.high - lead.estimate) == pytest.approx((0.1, 1.96 * 0.005 * np.sqrt(2)), abs=1e-3)
+    assert n_star_grows(optima, "n* grows").verdict == Verdict.REPRODUCED
 
 
 def train_pass(correct: list[int]) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""Store helpers: JSON caches recompute what is damaged; a run folder's lock has one holder."""
+"""Store helpers: JSON and table caches recompute what is damaged; a run folder's lock has one holder."""
 
 import json
 import os
@@ -6,10 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from isobook.locks import holding
-from isobook.storage import cached_json
+from isobook.storage import cached_json, cached_parquet
 
 
 def test_a_cache_recomputes_what_is_missing_unusable_or_damaged(tmp_path: Path) -> None:
@@ -29,6 +30,21 @@ def test_a_cache_recomputes_what_is_missing_unusable_or_damaged(tmp_path: Path) 
     path.write_text('{"version": 2, "sco')  # cut short by a crash elsewhere
     assert cached_json(path, usable, compute)["score"] == 0.5 and len(calls) == 3
     assert json.loads(path.read_text()) == {"version": 2, "score": 0.5}
+
+
+def test_a_table_cache_keeps_what_it_computed_and_recomputes_a_damaged_file(tmp_path: Path) -> None:
+    path, calls = tmp_path / "bandits" / "curves.parquet", []
+
+    def compute() -> pd.DataFrame:
+        calls.append(1)
+        return pd.DataFrame({"n": [2, 8], "suboptimality": [0.25, 0.5]})
+
+    assert cached_parquet(path, compute)["suboptimality"].tolist() == [0.25, 0.5] and len(calls) == 1
+    assert cached_parquet(path, compute)["n"].tolist() == [2, 8] and len(calls) == 1  # read back, not computed
+    path.write_bytes(path.read_bytes()[:20])  # cut short by a crash elsewhere
+    assert cached_parquet(path, compute)["n"].tolist() == [2, 8] and len(calls) == 2
+    assert pd.read_parquet(path)["suboptimality"].tolist() == [0.25, 0.5]
+    assert [f.name for f in path.parent.iterdir()] == ["curves.parquet"]  # no staging file left
 
 
 def test_a_held_run_folder_is_reported_with_its_holder_then_released_by_its_death(tmp_path: Path) -> None:

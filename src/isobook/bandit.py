@@ -1,21 +1,34 @@
-"""The base case of the paper's Figure 12: GRPO on tabular softmax bandits.
+"""The base case of the paper's Figure 12, and its shared-parameter twin: GRPO on softmax bandits.
 
 Each problem is a bandit with `actions` arms, exactly one of them correct (reward 1, the
-rest 0), and its own table of logits: nothing is shared between problems, so there is no
-interference. One update draws `batch_problems` problems, `n` arms from each problem's
-softmax policy, forms group-relative advantages (reward minus the group mean, divided by
-the group's standard deviation, as `advantages.grpo` does for the LLM) and takes
-one exact policy-gradient step on the drawn problems' logits:
+rest 0). One update draws `batch_problems` problems, `n` arms from each problem's softmax
+policy, forms group-relative advantages (reward minus the group mean, divided by the
+group's standard deviation, as `advantages.grpo` does for the LLM) and takes one exact
+policy-gradient step, ``g_p = mean_i A_i * (onehot(a_i) - pi_p)`` on each drawn problem.
 
-    theta_p += lr * mean_i A_i * (onehot(a_i) - pi_p)
+Two policies take that step:
 
-For one problem the expected suboptimality after t updates behaves like
-``O(A / (n t) + B / t)`` (paper, section on interference): at a fixed budget C = n t the
-second term favours many small updates, so n* should stay small. Every random draw comes
-from one `numpy.random.Generator`, and all seeds run at once as a leading array axis.
+* **tabular** (``features=None``): each problem has its own logits, ``theta_p += lr * g_p``.
+  Nothing is shared, so there is no interference. For one problem the expected
+  suboptimality after t updates behaves like ``O(A / (n t) + B / t)`` (paper, section on
+  interference): at a fixed budget C = n t the second term favours many small updates, so
+  n* should stay small.
+* **log-linear over d shared features** (``features=d``): the answers are shared by all
+  problems, each problem has its own random correct one, and problem p's logits are
+  ``b_p + W x_p``, where ``x_p ~ N(0, I/d)`` are its fixed features, ``W`` # [actions, d] is
+  shared by every problem and starts at zero, and ``b_p`` gives the start pass rate. The
+  step ``W += lr * sum_p g_p x_p^T`` moves problem p's logits by about ``lr * g_p``
+  (``|x_p|^2 ~ 1``) and every other problem's by ``lr * (x_p . x_q) g_p``: with d < P
+  problems compete for W. One-hot features (d = P) make W a table: the tabular policy.
+
+Every random draw of training comes from one `numpy.random.Generator` and the features
+from another (the same problems for every n), and all seeds run at once as a leading
+array axis.
 
     from isobook.bandit import BanditSetup, suboptimality_curves
     curves = suboptimality_curves(BanditSetup(start_pass=np.array([0.3])), [2, 8, 32], budget=4096)
+    shared = suboptimality_curves(BanditSetup(start_pass=np.full(256, 1 / 16), batch_problems=8,
+                                              features=32, seeds=8), [2, 8, 32], budget=65536)
 """
 
 from __future__ import annotations
@@ -24,6 +37,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+
+from isobook.config import BanditConfig
 
 
 @dataclass(frozen=True)
@@ -38,6 +53,7 @@ class BanditSetup:
     batch_problems: int = 1  # problems per update (at most the number of problems)
     lr: float = 0.5  # step size on the logits
     seeds: int = 256  # independent repetitions, averaged
+    features: int | None = None  # None: tabular; d: log-linear over d shared features
 
     def __post_init__(self) -> None:
         start = np.asarray(self.start_pass, dtype=float)
@@ -50,6 +66,8 @@ class BanditSetup:
                              f"got {self.batch_problems}")
         if self.lr <= 0 or self.seeds < 1:
             raise ValueError(f"lr and seeds: must be positive, got lr={self.lr}, seeds={self.seeds}")
+        if self.features is not None and self.features < 1:
+            raise ValueError(f"features: None (tabular) or a number of shared features >= 1, got {self.features}")
 
 
 def initial_logits(setup: BanditSetup) -> np.ndarray:
@@ -65,51 +83,121 @@ def _softmax(logits: np.ndarray) -> np.ndarray:
     return shifted / shifted.sum(axis=-1, keepdims=True)
 
 
-def train_bandits(setup: BanditSetup, n: int, updates: int, record_every: int,
-                  rng: np.random.Generator) -> pd.DataFrame:
-    """GRPO on the bandits for `updates` updates of `n` rollouts per drawn problem.
+class TabularPolicy:
+    """Each problem's own logits, the correct arm at index 0: ``theta`` # [seeds, problems, actions]."""
 
-    Returns one row per recorded update (0 included): ``update``, ``rollouts`` (spent so
-    far), ``suboptimality`` (1 - pass@1, averaged over problems and seeds) and
+    def __init__(self, setup: BanditSetup) -> None:
+        self.theta = np.broadcast_to(initial_logits(setup), (setup.seeds, len(setup.start_pass),
+                                                              setup.actions)).copy()
+        self._seed = np.arange(setup.seeds)[:, None]  # [S, 1], pairs each seed with its chosen problems
+
+    def logits(self, chosen: np.ndarray | None = None) -> np.ndarray:
+        """The `chosen` problems' logits (# [seeds, chosen] indices; None: all). # [seeds, chosen, actions]"""
+        return self.theta if chosen is None else self.theta[self._seed, chosen]
+
+    def correct(self, chosen: np.ndarray | None = None) -> np.ndarray:
+        """The `chosen` problems' correct arms. # [seeds, chosen]"""
+        return np.zeros(self.theta.shape[:2] if chosen is None else chosen.shape, dtype=int)
+
+    def step(self, chosen: np.ndarray, change: np.ndarray) -> None:
+        """Add `change` # [seeds, chosen, actions] to the chosen problems' logits."""
+        self.theta[self._seed, chosen] += change
+
+
+class LinearPolicy:
+    """Logits ``b_p + W x_p`` (module docstring) over answers shared by every problem.
+
+    features: # [seeds, problems, d]; answers: each problem's correct answer, # [seeds,
+    problems]; start: logits before training, # [seeds, problems, actions] (W starts at zero)."""
+
+    def __init__(self, features: np.ndarray, answers: np.ndarray, start: np.ndarray) -> None:
+        self.features, self.answers, self.start = features, answers, start
+        self.weights = np.zeros((features.shape[0], start.shape[-1], features.shape[-1]))  # W, one per seed
+        self._seed = np.arange(features.shape[0])[:, None]
+
+    @classmethod
+    def draw(cls, setup: BanditSetup, rng: np.random.Generator) -> LinearPolicy:
+        """`setup.features` Gaussian features and a random correct answer per problem and seed;
+        each problem's start logits are `initial_logits` with its correct answer in place of arm 0."""
+        problems, dims = len(setup.start_pass), setup.features
+        features = rng.normal(0.0, 1.0 / np.sqrt(dims), (setup.seeds, problems, dims))
+        answers = rng.integers(setup.actions, size=(setup.seeds, problems))
+        rotation = (np.arange(setup.actions) - answers[..., None]) % setup.actions  # answer a is arm a - c_p
+        return cls(features, answers, np.take_along_axis(np.broadcast_to(
+            initial_logits(setup), rotation.shape), rotation, axis=-1))
+
+    def logits(self, chosen: np.ndarray | None = None) -> np.ndarray:
+        """The `chosen` problems' logits (# [seeds, chosen] indices; None: all). # [seeds, chosen, actions]"""
+        if chosen is None:
+            return self.start + np.einsum("sad,spd->spa", self.weights, self.features)
+        return self.start[self._seed, chosen] + np.einsum("sad,sbd->sba", self.weights,
+                                                          self.features[self._seed, chosen])
+
+    def correct(self, chosen: np.ndarray | None = None) -> np.ndarray:
+        """The `chosen` problems' correct answers. # [seeds, chosen]"""
+        return self.answers if chosen is None else self.answers[self._seed, chosen]
+
+    def step(self, chosen: np.ndarray, change: np.ndarray) -> None:
+        """Move W so that each chosen problem's own logits move by about `change` # [seeds, chosen, actions]."""
+        self.weights += np.einsum("sba,sbd->sad", change, self.features[self._seed, chosen])
+
+
+def make_policy(setup: BanditSetup, features_seed: int = 0) -> TabularPolicy | LinearPolicy:
+    """The setup's initial policy; shared features are drawn from `features_seed`."""
+    if setup.features is None:
+        return TabularPolicy(setup)
+    return LinearPolicy.draw(setup, np.random.default_rng([features_seed, 0]))
+
+
+def train_bandits(setup: BanditSetup, n: int, updates: int, record_every: int, rng: np.random.Generator,
+                  policy: TabularPolicy | LinearPolicy | None = None) -> pd.DataFrame:
+    """GRPO on the bandits for `updates` updates of `n` rollouts per drawn problem, from
+    `policy` (default: `make_policy(setup)`), which it trains in place.
+
+    Returns one row per recorded update (every `record_every`-th, the last, and every one
+    that ends at a power-of-two number of rollouts): ``update``, ``rollouts`` (spent so far),
+    ``suboptimality`` (1 - pass@1, averaged over problems and seeds) and
     ``suboptimality_se`` (its standard error over seeds)."""
     if n < 2:
         raise ValueError(f"n: must be >= 2 (a group baseline needs two rollouts), got {n}")
+    policy = make_policy(setup) if policy is None else policy
     seeds, problems = setup.seeds, len(setup.start_pass)
-    logits = np.broadcast_to(initial_logits(setup), (seeds, problems, setup.actions)).copy()  # [S, P, A]
     rows = []
     for update in range(updates + 1):
-        if update % record_every == 0 or update == updates:
-            per_seed = 1 - _softmax(logits)[..., 0].mean(axis=1)  # [S]
-            rows.append({"update": update, "rollouts": update * setup.batch_problems * n,
-                         "suboptimality": float(per_seed.mean()),
+        rollouts = update * setup.batch_problems * n
+        if update % record_every == 0 or update == updates or rollouts & (rollouts - 1) == 0:
+            solved = np.take_along_axis(_softmax(policy.logits()), policy.correct()[..., None], axis=-1)
+            per_seed = 1 - solved[..., 0].mean(axis=1)  # [S]
+            rows.append({"update": update, "rollouts": rollouts, "suboptimality": float(per_seed.mean()),
                          "suboptimality_se": float(per_seed.std(ddof=1) / np.sqrt(seeds)) if seeds > 1 else np.nan})
         if update == updates:
             break
         chosen = np.argsort(rng.random((seeds, problems)), axis=1)[:, : setup.batch_problems]  # [S, Bp]
-        picked = np.take_along_axis(logits, chosen[..., None], axis=1)  # [S, Bp, A]
-        policy = _softmax(picked)
+        probs = _softmax(policy.logits(chosen))  # [S, Bp, A]
         draws = rng.random((seeds, setup.batch_problems, n, 1))
-        arms = (draws > np.cumsum(policy, axis=-1)[:, :, None, :]).sum(-1).clip(max=setup.actions - 1)  # [S, Bp, n]
-        reward = (arms == 0).astype(float)
+        arms = (draws > np.cumsum(probs, axis=-1)[:, :, None, :]).sum(-1).clip(max=setup.actions - 1)  # [S, Bp, n]
+        reward = (arms == policy.correct(chosen)[..., None]).astype(float)
         spread = reward.std(axis=-1, keepdims=True)
         advantage = (reward - reward.mean(axis=-1, keepdims=True)) / (spread + 1e-6)  # [S, Bp, n]
         onehot = np.eye(setup.actions)[arms]  # [S, Bp, n, A]
-        gradient = (advantage[..., None] * (onehot - policy[:, :, None, :])).mean(axis=2)  # [S, Bp, A]
-        np.put_along_axis(logits, chosen[..., None], picked + setup.lr * gradient, axis=1)
+        gradient = (advantage[..., None] * (onehot - probs[:, :, None, :])).mean(axis=2)  # [S, Bp, A]
+        policy.step(chosen, setup.lr * gradient)
     return pd.DataFrame(rows)
 
 
-def suboptimality_curves(setup: BanditSetup, n_values: list[int], budget: int, points: int = 24,
-                         seed: int = 0) -> pd.DataFrame:
+def suboptimality_curves(setup: BanditSetup, n_values: list[int], budget: int, seed: int = 0) -> pd.DataFrame:
     """One curve per n at the same budget of rollouts: columns ``n``, ``update``,
-    ``rollouts``, ``suboptimality``, ``suboptimality_se`` (about `points` rows per curve)."""
+    ``rollouts``, ``suboptimality``, ``suboptimality_se``, recorded at the start, at every
+    power-of-two number of rollouts and at the budget. Every n learns the same problems
+    (shared features drawn from `seed`)."""
     frames = []
     for n in n_values:
         updates = budget // (setup.batch_problems * n)
         if updates < 1:
             raise ValueError(f"budget: {budget} rollouts buys no update at n={n} and "
                              f"batch_problems={setup.batch_problems}")
-        curve = train_bandits(setup, n, updates, max(1, updates // points), np.random.default_rng([seed, n]))
+        curve = train_bandits(setup, n, updates, updates, np.random.default_rng([seed, n]),
+                              policy=make_policy(setup, features_seed=seed))
         frames.append(curve.assign(n=n))
     return pd.concat(frames, ignore_index=True)[["n", "update", "rollouts", "suboptimality", "suboptimality_se"]]
 
@@ -128,3 +216,34 @@ def best_n(curves: pd.DataFrame, budgets: list[int]) -> pd.DataFrame:
         winner = within["suboptimality"].idxmin()
         rows.append({"rollouts": budget, "n": int(winner), "suboptimality": float(within.loc[winner, "suboptimality"])})
     return pd.DataFrame(rows)
+
+
+
+def sharing_curves(settings: BanditConfig, seed: int = 0) -> pd.DataFrame:
+    """Suboptimality curves at B_p = ``settings.batch_problems`` for the tabular policy and
+    for each number of shared features: `suboptimality_curves` columns plus ``features``
+    (d; ``settings.problems`` for the tabular policy, the one-hot case d = P)."""
+    frames = []
+    for features in (None, *settings.features):
+        setup = _setup(settings, settings.batch_problems, features)
+        curves = suboptimality_curves(setup, list(settings.rollouts_per_problem), settings.budget, seed=seed)
+        frames.append(curves.assign(features=settings.problems if features is None else features))
+    return pd.concat(frames, ignore_index=True)
+
+
+def batch_split_curves(settings: BanditConfig, features: int | None, seed: int = 0) -> pd.DataFrame:
+    """Suboptimality curves at the fixed batch B_p x n = ``settings.fixed_batch``, one per
+    n of ``settings.rollouts_per_problem`` that leaves B_p within [1, problems]:
+    `suboptimality_curves` columns plus ``batch_problems``."""
+    frames = []
+    for n in settings.rollouts_per_problem:
+        batch_problems = settings.fixed_batch // n
+        if 1 <= batch_problems <= settings.problems:
+            curves = suboptimality_curves(_setup(settings, batch_problems, features), [n], settings.budget, seed=seed)
+            frames.append(curves.assign(batch_problems=batch_problems))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _setup(settings: BanditConfig, batch_problems: int, features: int | None) -> BanditSetup:
+    return BanditSetup(start_pass=np.full(settings.problems, 1 / settings.actions), actions=settings.actions,
+                       batch_problems=batch_problems, lr=settings.lr, seeds=settings.seeds, features=features)

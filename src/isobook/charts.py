@@ -100,6 +100,23 @@ def optimal_chart(edge: pd.DataFrame, fit: SigmoidFit, key: str = "n", title: st
     ).properties(width=WIDTH, height=HEIGHT)
 
 
+def n_star_chart(optima: pd.DataFrame, color: str, title: str = "") -> alt.LayerChart:
+    """n* (log2 axis) versus rollouts, one line per value of `color`, over a band from the
+    smallest to the largest n within noise of n* at each budget. `optima`: columns
+    ``rollouts``, ``n``, ``within noise`` (`findings.bandit_optima` rows) and `color`."""
+    data = optima[["rollouts", "n", color]].assign(low=optima["within noise"].map(min),
+                                                    high=optima["within noise"].map(max))
+    data["label"], order = category_labels(data[color])
+    exponents = range(int(math.log2(data["low"].min())), int(math.log2(data["high"].max())) + 1)
+    scale, axis = alt.Scale(type="log", base=2), alt.Axis(values=[2**e for e in exponents], format="d")
+    title_y = "n* (band: n within noise)"
+    solid = category_color("label", order, color).legend(symbolOpacity=1)  # legend symbols as the lines, not the bands
+    base = alt.Chart(data).encode(x=compute_axis(data["rollouts"]), color=solid)
+    band = base.mark_area(opacity=0.12).encode(y=alt.Y("low:Q", title=title_y, scale=scale, axis=axis), y2="high:Q")
+    line = base.mark_line(point=True).encode(y=alt.Y("n:Q", title=title_y, scale=scale, axis=axis))
+    return alt.layer(band, line, title=title).properties(width=2 * WIDTH, height=HEIGHT)
+
+
 def histogram_chart(table: pd.DataFrame, value: str, count: str, title: str = "") -> alt.Chart:
     """Bars of `count` per `value` (e.g. problems per avg@16, or per pass@1)."""
     return alt.Chart(table, title=title).mark_bar().encode(

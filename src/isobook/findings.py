@@ -431,6 +431,27 @@ def bandit_optimum(curves: pd.DataFrame, budget: float) -> Optimum:
     return Optimum(int(best), 1 - float(within.loc[best, "suboptimality"]), tied, None)
 
 
+def bandit_optima(curves: pd.DataFrame, budgets: Sequence[float]) -> pd.DataFrame:
+    """`bandit_optimum` at each budget, as `optima_by_budget` lays it out for `n_star_grows`:
+    columns ``rollouts``, ``n``, ``score`` (pass@1), ``within noise``, ``lead`` (the best's
+    pass@1 lead over the runner-up, 95% from standard errors over seeds) and ``candidates``.
+    Budgets that fewer than two curves reach are left out."""
+    trained, rows = curves[curves["rollouts"] > 0], []
+    for budget in budgets:
+        within = curves_at(trained, budget)
+        if len(within) < 2:
+            continue
+        found = bandit_optimum(trained, budget)
+        ranked = within["suboptimality"].sort_values()
+        runner = ranked.index[1]
+        gap = float(ranked.iloc[1] - ranked.iloc[0])
+        se = float(np.hypot(within.loc[runner, "suboptimality_se"], within.loc[found.best, "suboptimality_se"]))
+        half = _Z * se if np.isfinite(se) else np.inf
+        rows.append({"rollouts": budget, "n": found.best, "score": found.value, "within noise": found.tied,
+                     "lead": Interval(gap, gap - half, gap + half), "candidates": len(within)})
+    return pd.DataFrame(rows, columns=["rollouts", "n", "score", "within noise", "lead", "candidates"])
+
+
 def smallest_n_wins(curves: pd.DataFrame, budgets: Sequence[float], claim: str) -> Finding:
     """Claim (tabular bandit): the smallest n has the lowest suboptimality at every budget.
     Each budget is a part: reproduced where it leads the next best n beyond 1.96 standard

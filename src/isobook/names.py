@@ -68,6 +68,8 @@ FROZEN_FIELDS: dict[str, tuple[str, ...]] = {
                      "lr_scaling", "warmup_steps", "clip", "tis_cap", "grad_clip", "weight_decay"),
     "EvaluationConfig": ("k", "samples", "validation_problems", "first_rollouts", "points_per_doubling",
                          "train_pass_rollouts", "train_pass_problems", "train_pass_samples", "checkpoint_every"),
+    "BanditConfig": ("problems", "actions", "features", "batch_problems", "rollouts_per_problem", "budget", "lr",
+                     "seeds", "fixed_batch"),
 }
 # Frozen fields since replaced, hashed at the value their replacement's default reproduces:
 # ``recipe.normalize_std: true`` is ``recipe.advantage: grpo``.
@@ -156,6 +158,13 @@ def base_scores_path(config: Config) -> Path:
     digest = fingerprint(sets_id(config), t.set, t.seed, t.data_size, replace(config.evaluation, checkpoint_every=0),
                          *numerics(config.system))
     return Path(config.system.outputs) / "base_scores" / f"{t.set}-s{t.seed}-{digest}.json"
+
+
+def bandit_curves_path(config: Config, kind: str) -> Path:
+    """Chapter 04's bandit curves of one `kind` (``sharing``, ``batch-split``) under the
+    ``bandit`` settings and ``system.seed``."""
+    digest = fingerprint(kind, config.bandit, config.system.seed)
+    return Path(config.system.outputs) / "bandits" / f"{kind}-s{config.system.seed}-{digest}.parquet"
 
 
 def transfer_cache_name(config: Config, set_name: str) -> str:

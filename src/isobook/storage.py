@@ -93,3 +93,16 @@ def cached_json(path: Path, usable: Callable[[dict[str, Any]], bool],
     fresh = compute()
     atomic_write_text(json.dumps(fresh), path)
     return fresh
+
+
+def cached_parquet(path: Path, compute: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+    """The table kept at `path`, else `compute()`, written atomically. A damaged file is a
+    cache miss: it is computed again and replaced."""
+    if path.is_file():
+        try:
+            return pd.read_parquet(path)
+        except (OSError, ValueError):  # a truncated or foreign file (pyarrow's errors are both)
+            pass
+    fresh = compute()
+    atomic_write_parquet(fresh, path)
+    return fresh
