@@ -20,7 +20,7 @@
 # smallest and largest $n$ at the same compute.
 #
 # **How the verdicts are decided.** The bandits average many seeds: an $n$ wins where its
-# lead exceeds 1.96 standard errors over seeds. The LLM's $n^*$ at the budget comes with
+# lead exceeds a 95% Student-t interval over seeds. The LLM's $n^*$ at the budget comes with
 # the $n$ within noise of it (95% paired bootstrap over validation problems; one seed per
 # run, so seed-to-seed training noise is not in the interval), and the pass@1 pile-ups
 # compare the same training problems under both $n$ (paired bootstrap over problems). Our
@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from isobook.bandit import BanditSetup, batch_split_curves, best_n, sharing_curves, suboptimality_curves
+from isobook.bandit import STEP_RULES, BanditSetup, batch_split_curves, best_n, sharing_curves, suboptimality_curves
 from isobook.book import chapter_config
 from isobook.charts import curves_chart, n_star_chart, panels, pass_chart, use_offline_renderer
 from isobook.evaluation import metric_name, power_of_two_budgets
@@ -100,12 +100,12 @@ panels([curves_chart(curves, "suboptimality", title=f"{set_name}: {sizes[set_nam
 # the tabular bandit (a test checks it draw for draw), which runs here at the same
 # settings. The curves are kept in the run store (`outputs/bandits/`), so a rebuild reads
 # them. All start at pass@1 = 1/answers and take GRPO steps of the same constant size
-# on each drawn problem; $n^*$ at each budget comes with the $n$ within 1.96 standard
-# errors over seeds of it.
+# on each drawn problem; $n^*$ at each budget comes with the $n$ within noise of it: a
+# deficit within a 95% Student-t interval over seeds.
 
 # %%
 settings = config.bandit
-shared_budgets = [2**e for e in range(10, settings.budget.bit_length())
+shared_budgets = [2**e for e in range(settings.budget.bit_length())  # every curve has taken a step by the first
                   if 2**e >= settings.batch_problems * max(settings.rollouts_per_problem)]
 sharing = cached_parquet(bandit_curves_path(config, "sharing"), lambda: sharing_curves(settings, config.system.seed))
 sharing["pass@1"] = 1 - sharing["suboptimality"]
@@ -134,23 +134,30 @@ table(shared_optima.assign(**{"n*": shared_optima["n"].astype(str) + " " + share
 # At a fixed $B_p$ a larger $n$ is also a larger batch. Holding the batch $B_p \times n$
 # fixed and moving its split between problems and rollouts per problem tells the two
 # apart: if $n^*$ still grows with compute at a fixed batch, what the budget buys is $n$
-# itself; if the split does not matter, it is the batch. Each drawn problem's logits move
-# by the same step whatever $B_p$, so a larger $B_p$ moves $W$ by more per update.
+# itself; if the split does not matter, it is the batch. How large a step each split
+# takes matters too, so it runs under two rules: the same step on each drawn problem (as
+# above: a larger $B_p$ then moves $W$ more per update) and the same step per update (the
+# step on each problem scaled by $B_p$ above over this split's $B_p$: a smaller $B_p$ then
+# takes larger steps per problem). Where both rules agree, the step size does not decide.
 
 # %%
 split_features = sorted(settings.features)[len(settings.features) // 2]
-split = cached_parquet(bandit_curves_path(config, "batch-split"),
-                       lambda: batch_split_curves(settings, split_features, config.system.seed))
+split = pd.concat([cached_parquet(bandit_curves_path(config, f"batch-split-{rule.replace(' ', '-')}"),
+                                  lambda rule=rule: batch_split_curves(settings, split_features, rule,
+                                                                       config.system.seed)).assign(step=rule)
+                   for rule in STEP_RULES], ignore_index=True)
 split["pass@1"] = 1 - split["suboptimality"]
 split["B_p x n"] = split["batch_problems"].astype(str) + " x " + split["n"].astype(str)
-split_optima = bandit_optima(split, shared_budgets)
-curves_chart(split.sort_values("n"), "pass@1", color="B_p x n",
-             title=f"d = {split_features}, B_p x n = {settings.fixed_batch}")
+split_optima = pd.concat([bandit_optima(part, shared_budgets).assign(step=rule)
+                          for rule, part in split.groupby("step", sort=False)], ignore_index=True)
+panels([curves_chart(part.sort_values("n"), "pass@1", color="B_p x n",
+                     title=f"d = {split_features}, B_p x n = {settings.fixed_batch}, same step {rule}")
+        for rule, part in split.groupby("step", sort=False)])
 
 # %%
 table(split_optima.assign(**{"n within noise": split_optima["within noise"].map(
-    lambda tied: ", ".join(map(str, tied)))})[["rollouts", "n", "score", "n within noise"]],
-      rename={"n": "n*", "score": "pass@1 at n*"})
+    lambda tied: ", ".join(map(str, tied)))})[["step", "rollouts", "n", "score", "n within noise"]],
+      rename={"step": "same step", "n": "n*", "score": "pass@1 at n*"})
 
 # %% [markdown]
 # ## The base case beside the LLM: n* at each budget
@@ -204,8 +211,10 @@ findings.append(smallest_n_wins(sharing[sharing["features"] == settings.problems
 for policy in policies[1:]:
     findings.append(n_star_grows(shared_optima[shared_optima["policy"] == policy],
                                  f"{settings.problems} problems sharing {policy} features: n* grows with compute (Fig. 12)"))
-findings.append(n_star_grows(split_optima, f"at a fixed batch B_p x n = {settings.fixed_batch} (d = {split_features}): "
-                                           "n* still grows with compute, so what grows is n, not only the batch"))
+for rule in STEP_RULES:
+    findings.append(n_star_grows(split_optima[split_optima["step"] == rule],
+                                 f"at a fixed batch B_p x n = {settings.fixed_batch} (d = {split_features}, the same "
+                                 f"step {rule}): n* still grows with compute, so what grows is n, not only the batch"))
 for set_name, curves in many.items():
     part = counts[counts["set"] == set_name]
     bandit = bandit_optimum(curves, config.sweep.budget)

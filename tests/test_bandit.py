@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from isobook.bandit import (BanditSetup, LinearPolicy, batch_split_curves, best_n, initial_logits,
+from isobook.bandit import (STEP_RULES, BanditSetup, LinearPolicy, batch_split_curves, best_n, initial_logits,
                             make_policy, sharing_curves, suboptimality_curves, train_bandits)
 from isobook.config import BanditConfig, ConfigError
 
@@ -96,8 +96,32 @@ def test_without_sharing_the_smallest_n_wins_and_with_few_shared_features_a_larg
     assert final[(64, 2)] < final[(64, 16)]
     assert final[(8, 16)] < final[(8, 2)]
     assert final[(64, 2)] < 0.05 < final[(8, 16)]  # the tabular policy solves what shared weights cannot
-    split = batch_split_curves(settings, 8)
-    assert sorted(zip(split["batch_problems"].unique(), split["n"].unique())) == [(2, 16), (16, 2)]
+    assert final[(8, 16)] < 1 - 1 / 8  # the shared policy does learn from its start
+    for rule in STEP_RULES:
+        split = batch_split_curves(settings, 8, rule)
+        assert set(zip(split["batch_problems"], split["n"])) == {(16, 2), (2, 16)}  # each B_p with its own n
+    with pytest.raises(ValueError, match="step: 'per token'; allowed: per problem, per update"):
+        batch_split_curves(settings, 8, "per token")
+
+
+def test_per_update_steps_scale_each_problems_step_so_every_split_moves_the_weights_alike() -> None:
+    settings = BanditConfig(problems=32, actions=4, features=(4,), batch_problems=4, rollouts_per_problem=(2, 8),
+                            budget=256, lr=1.0, seeds=2, fixed_batch=16)
+    same = batch_split_curves(settings, 4, "per problem")
+    scaled = batch_split_curves(settings, 4, "per update")
+    # B_p = 8 (n = 2) takes half the step per problem per update, B_p = 2 (n = 8) twice it: other curves
+    for n in (2, 8):
+        assert not np.allclose(same[same["n"] == n]["suboptimality"], scaled[scaled["n"] == n]["suboptimality"])
+    at_reference = BanditConfig(**{**settings.__dict__, "fixed_batch": 8})  # B_p = 4 = batch_problems at n = 2
+    assert np.array_equal(batch_split_curves(at_reference, 4, "per problem").query("n == 2")["suboptimality"],
+                          batch_split_curves(at_reference, 4, "per update").query("n == 2")["suboptimality"])
+
+
+def test_curves_are_read_at_each_power_of_two_even_when_a_batch_is_not_one() -> None:
+    # B_p x n = 6 rollouts per update: the last update within 8, 16, 32 and 64 rollouts is kept
+    setup = BanditSetup(start_pass=np.array([0.3, 0.4, 0.5]), batch_problems=3, seeds=4)
+    curve = train_bandits(setup, n=2, updates=20, record_every=20, rng=np.random.default_rng(2))
+    assert curve["rollouts"].tolist() == [0, 6, 12, 30, 60, 120] and set(curve["seeds"]) == {4}
 
 
 @pytest.mark.parametrize(("overrides", "message"), [
@@ -107,6 +131,7 @@ def test_without_sharing_the_smallest_n_wins_and_with_few_shared_features_a_larg
     ({"features": ()}, "bandit.features"),
     ({"features": (16, 256)}, r"bandit.features: needs numbers of features in \[1, bandit.problems - 1\]"),
     ({"lr": 0.0}, "bandit.lr: must be > 0"),
+    ({"fixed_batch": 4, "rollouts_per_problem": (2, 8)}, r"bandit.fixed_batch: 4 must split .* got \[2\]"),
 ])
 def test_bad_bandit_settings_fail_naming_the_field(overrides: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):

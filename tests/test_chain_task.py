@@ -1,9 +1,13 @@
-"""The chain-arithmetic family: verifier edge cases, the teacher, the difficulty knob."""
+"""The chain-arithmetic family: verifier edge cases, the teacher, the difficulty and conflict knobs."""
+
+import hashlib
 
 import numpy as np
 import pytest
 
-from isobook.tasks.chain import ChainArithmetic, parse_final_answer, tempered_slip, verify_chain_answer
+from isobook.config import ConfigError, load_config
+from isobook.tasks.chain import (STANDARD, TEN_LESS, ChainArithmetic, dialect_of, parse_final_answer, tempered_slip,
+                                 verify_chain_answer)
 
 
 @pytest.mark.parametrize(
@@ -91,3 +95,58 @@ def test_calibrated_pass_rate_falls_with_carries() -> None:
     keep = 1 - tempered_slip(0.45, 0.6)
     assert task.calibrated_pass_rate(no_carry, 0.6) == pytest.approx(1.0)
     assert task.calibrated_pass_rate(two_carries, 0.6) == pytest.approx(keep**2)
+
+
+def test_conflict_zero_draws_exactly_the_problems_and_teacher_samples_of_before_the_knob() -> None:
+    # Digests taken at 69c4b9d, before task.conflict existed: the default task is unchanged,
+    # so every stored base model, set and run stays valid.
+    task = ChainArithmetic(conflict=0.0)
+    problems = task.problems(200, seed=3)
+    drawn = "|".join(p.prompt + p.answer + str(p.meta) for p in problems)
+    rng = np.random.default_rng(5)
+    taught = "|".join(task.teacher_completion(p.prompt, rng) for p in problems[:50])
+    assert hashlib.sha256(drawn.encode()).hexdigest()[:16] == "7d6cc0924370cf3a"
+    assert hashlib.sha256(taught.encode()).hexdigest()[:16] == "3f50e903c3126769"
+    assert all("dialect" not in p.meta for p in problems)
+
+
+def test_the_ten_less_dialect_drops_the_ten_and_each_teacher_slips_into_the_other_rule() -> None:
+    task = ChainArithmetic(slip_carry=0.3, slip_plain=0.0)
+    assert (dialect_of("<8a+5="), dialect_of("8a+5=")) == (TEN_LESS, STANDARD)
+    assert task.teacher_completion("<8a+5b+1=", rng=None) == "a+5=3;b+1=4#4"  # 8+5 carries: ten less
+    assert task.teacher_completion("8a+5b+1=", rng=None) == "a+5=13;b+1=14#14"
+    rng = np.random.default_rng(0)
+    carried = [task.teacher_steps("<8a+5=", rng)[0].result for _ in range(4000)]
+    assert set(carried) == {3, 13} and abs(carried.count(13) / 4000 - 0.3) < 0.03  # its slip: the standard rule
+    borrowed = [task.teacher_steps("<42a-7=", rng)[0].result for _ in range(1000)]
+    assert set(borrowed) == {25, 35}  # 42-7 borrows: 25 by rule, 35 when the teacher keeps the ten
+    assert {task.teacher_steps("<41a+2=", rng)[0].result for _ in range(200)} == {43}  # no carry: no dialect
+
+
+def test_conflict_sets_the_share_of_ten_less_problems_each_right_by_its_own_rule() -> None:
+    task = ChainArithmetic(conflict=0.25, max_value=49)
+    problems = task.problems(800, seed=11)
+    ten_less = [p for p in problems if p.meta["dialect"] == TEN_LESS]
+    assert abs(len(ten_less) / 800 - 0.25) < 0.04
+    assert all(p.prompt.startswith("<") == (p.meta["dialect"] == TEN_LESS) for p in problems)
+    carries = [p.meta["carries"] for p in ten_less]
+    assert set(carries) == {1, 2, 3, 4}  # difficulty is still drawn per problem, in both dialects
+    for p in problems:
+        steps = task.teacher_steps(p.prompt, None)
+        assert task.reward(task.teacher_completion(p.prompt, None), p.answer) == 1.0
+        assert all(0 <= s.result <= 49 for s in steps) and sum(s.carry for s in steps) == p.meta["carries"]
+    # the standard teacher's answer to a ten-less problem with a carry is wrong, and vice versa
+    sample = next(p for p in ten_less if p.meta["carries"] >= 1)
+    assert task.teacher_completion(sample.prompt[1:], None).rsplit("#", 1)[1] != sample.answer
+    # same carries, same difficulty: a calibrated model passes both dialects at one rate
+    standard = next(p for p in problems if p.meta["dialect"] == STANDARD and p.meta["carries"] == sample.meta["carries"]
+                    and p.meta["ops"] == sample.meta["ops"])
+    assert task.calibrated_pass_rate(sample, 0.6) == pytest.approx(task.calibrated_pass_rate(standard, 0.6))
+
+
+@pytest.mark.parametrize("conflict", [-0.1, 1.5])
+def test_conflict_outside_zero_to_one_fails_naming_the_field(conflict: float) -> None:
+    with pytest.raises(ConfigError, match=r"task.conflict: .*\[0.0, 1.0\]"):
+        load_config(None, [f"task.conflict={conflict}"])
+    with pytest.raises(ValueError, match="conflict is a share of problems in \\[0, 1\\]"):
+        ChainArithmetic(conflict=conflict)

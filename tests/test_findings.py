@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from isobook.findings import (Interval, Verdict, bandit_optima, bandit_optimum, best_candidate, combine, greater, n_star_grows,
+from isobook.findings import (Interval, Verdict, bandit_optima, bandit_optimum, seeds_multiplier, best_candidate, combine, greater, n_star_grows,
                               optima_by_budget,
                               optimum, optimum_above, paired_interval, per_problem, piles_up, planner_regret,
                               optimum_of, problem_scores, smallest_n_wins, spread_comparison,
@@ -242,16 +242,22 @@ def test_the_bandits_optimum_and_the_n_within_its_standard_errors() -> None:
 
 
 def test_bandit_optima_by_budget_decide_whether_n_star_grows() -> None:
-    # n = 2 leads at 1,024 rollouts, n = 32 at 4,096 (standard errors 0.005 over seeds)
-    curves = pd.DataFrame([{"n": n, "rollouts": budget, "suboptimality": value, "suboptimality_se": 0.005}
-                           for (n, budget), value in {(2, 0): 0.9, (32, 0): 0.9, (2, 1024): 0.5, (32, 1024): 0.7,
-                                                      (2, 4096): 0.4, (32, 4096): 0.3}.items()])
+    # n = 2 leads at 1,024 rollouts, n = 32 at 4,096; n = 8 ties n = 2 at 1,024 (standard errors 0.005 over 8 seeds)
+    curves = pd.DataFrame([{"n": n, "rollouts": budget, "suboptimality": value, "suboptimality_se": 0.005, "seeds": 8}
+                           for (n, budget), value in {(2, 0): 0.9, (8, 0): 0.9, (32, 0): 0.9, (2, 1024): 0.5,
+                                                      (8, 1024): 0.5, (32, 1024): 0.7, (2, 4096): 0.4,
+                                                      (8, 4096): 0.35, (32, 4096): 0.3}.items()])
     optima = bandit_optima(curves, [512, 1024, 4096])
     assert optima["rollouts"].tolist() == [1024, 4096]  # at 512 no curve has taken a step
     assert optima["n"].tolist() == [2, 32] and optima["score"].tolist() == pytest.approx([0.5, 0.7])
-    assert optima["within noise"].tolist() == [(2,), (32,)]
-    lead = optima["lead"].iloc[-1]
-    assert (lead.estimate, lead.high - lead.estimate) == pytest.approx((0.1, 1.96 * 0.005 * np.sqrt(2)), abs=1e-3)
+    assert optima["within noise"].tolist() == [(2, 8), (32,)]
+    tied_lead = optima["lead"].iloc[0]  # over n = 8, level with the best: not the best over itself
+    assert tied_lead.estimate == pytest.approx(0.0) and tied_lead.low < 0 < tied_lead.high
+    lead = optima["lead"].iloc[-1]  # over n = 8, the runner-up at 4,096
+    half = stats.t.ppf(0.975, 14) * 0.005 * np.sqrt(2)  # two means of 8 seeds: Student's t, 14 degrees of freedom
+    assert (lead.estimate, lead.high - lead.estimate) == pytest.approx((0.05, half), abs=1e-9)
+    assert seeds_multiplier(curves) == pytest.approx(2.1448, abs=1e-4)
+    assert seeds_multiplier(curves.drop(columns="seeds")) == pytest.approx(1.96, abs=1e-3)
     assert n_star_grows(optima, "n* grows").verdict == Verdict.REPRODUCED
 
 

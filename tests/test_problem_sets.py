@@ -1,10 +1,10 @@
-"""Bin edges (inclusive, as in the paper), splits, mixtures and the histogram."""
+"""Bin edges (inclusive, as in the paper), splits, mixtures, the histogram and a set's composition."""
 
 import pandas as pd
 import pytest
 
 from isobook.config import SetsConfig
-from isobook.problem_sets import build_sets, histogram, in_bin, mix, split
+from isobook.problem_sets import ProblemSet, build_sets, composition, histogram, in_bin, mix, split
 
 
 def profile_with_counts(counts: list[int], samples: int = 16) -> pd.DataFrame:
@@ -66,3 +66,10 @@ def test_histogram_counts_every_value_including_empty_ones() -> None:
     assert len(table) == 17
     assert table.set_index("correct")["problems"].loc[[0, 1, 3, 16]].tolist() == [2, 0, 1, 1]
     assert table["avg"].iloc[4] == 0.25
+
+
+def test_a_sets_composition_counts_its_problems_per_dialect_over_both_splits() -> None:
+    train = pd.DataFrame({"id": range(5), "dialect": ["standard", "ten-less", "standard", "standard", "ten-less"]})
+    validation = pd.DataFrame({"id": range(5, 7), "dialect": ["ten-less", "ten-less"]})
+    assert composition(ProblemSet("hard", train, validation)) == {"standard": 3, "ten-less": 4}
+    assert composition(ProblemSet("hard", train.drop(columns="dialect"), validation.drop(columns="dialect"))) == {}

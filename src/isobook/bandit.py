@@ -33,7 +33,7 @@ array axis.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -154,22 +154,24 @@ def train_bandits(setup: BanditSetup, n: int, updates: int, record_every: int, r
     """GRPO on the bandits for `updates` updates of `n` rollouts per drawn problem, from
     `policy` (default: `make_policy(setup)`), which it trains in place.
 
-    Returns one row per recorded update (every `record_every`-th, the last, and every one
-    that ends at a power-of-two number of rollouts): ``update``, ``rollouts`` (spent so far),
-    ``suboptimality`` (1 - pass@1, averaged over problems and seeds) and
-    ``suboptimality_se`` (its standard error over seeds)."""
+    Returns one row per recorded update (the first, every `record_every`-th, the last, and
+    the last one within each power-of-two number of rollouts, which `curves_at` reads at
+    that budget): ``update``, ``rollouts`` (spent so far), ``suboptimality`` (1 - pass@1,
+    averaged over problems and seeds), ``suboptimality_se`` (its standard error over seeds)
+    and ``seeds``."""
     if n < 2:
         raise ValueError(f"n: must be >= 2 (a group baseline needs two rollouts), got {n}")
     policy = make_policy(setup) if policy is None else policy
     seeds, problems = setup.seeds, len(setup.start_pass)
-    rows = []
+    rows, step = [], setup.batch_problems * n
     for update in range(updates + 1):
-        rollouts = update * setup.batch_problems * n
-        if update % record_every == 0 or update == updates or rollouts & (rollouts - 1) == 0:
+        rollouts = update * step
+        if update % record_every == 0 or update == updates or _last_within_a_power_of_two(rollouts, step):
             solved = np.take_along_axis(_softmax(policy.logits()), policy.correct()[..., None], axis=-1)
             per_seed = 1 - solved[..., 0].mean(axis=1)  # [S]
             rows.append({"update": update, "rollouts": rollouts, "suboptimality": float(per_seed.mean()),
-                         "suboptimality_se": float(per_seed.std(ddof=1) / np.sqrt(seeds)) if seeds > 1 else np.nan})
+                         "suboptimality_se": float(per_seed.std(ddof=1) / np.sqrt(seeds)) if seeds > 1 else np.nan,
+                         "seeds": seeds})
         if update == updates:
             break
         chosen = np.argsort(rng.random((seeds, problems)), axis=1)[:, : setup.batch_problems]  # [S, Bp]
@@ -185,11 +187,17 @@ def train_bandits(setup: BanditSetup, n: int, updates: int, record_every: int, r
     return pd.DataFrame(rows)
 
 
+def _last_within_a_power_of_two(rollouts: int, step: int) -> bool:
+    """Whether `rollouts` (> 0, a multiple of `step`) is the last such multiple at or below
+    some power of two."""
+    return rollouts > 0 and 1 << ((rollouts + step - 1).bit_length() - 1) >= rollouts
+
+
 def suboptimality_curves(setup: BanditSetup, n_values: list[int], budget: int, seed: int = 0) -> pd.DataFrame:
     """One curve per n at the same budget of rollouts: columns ``n``, ``update``,
-    ``rollouts``, ``suboptimality``, ``suboptimality_se``, recorded at the start, at every
-    power-of-two number of rollouts and at the budget. Every n learns the same problems
-    (shared features drawn from `seed`)."""
+    ``rollouts``, ``suboptimality``, ``suboptimality_se``, ``seeds``, recorded at the
+    start, at the last update within each power-of-two number of rollouts and at the
+    budget. Every n learns the same problems (shared features drawn from `seed`)."""
     frames = []
     for n in n_values:
         updates = budget // (setup.batch_problems * n)
@@ -199,7 +207,8 @@ def suboptimality_curves(setup: BanditSetup, n_values: list[int], budget: int, s
         curve = train_bandits(setup, n, updates, updates, np.random.default_rng([seed, n]),
                               policy=make_policy(setup, features_seed=seed))
         frames.append(curve.assign(n=n))
-    return pd.concat(frames, ignore_index=True)[["n", "update", "rollouts", "suboptimality", "suboptimality_se"]]
+    return pd.concat(frames, ignore_index=True)[["n", "update", "rollouts", "suboptimality", "suboptimality_se",
+                                                 "seeds"]]
 
 
 def curves_at(curves: pd.DataFrame, budget: float) -> pd.DataFrame:
@@ -218,6 +227,9 @@ def best_n(curves: pd.DataFrame, budgets: list[int]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+CURVES_VERSION = 2  # raise when a change to this module changes the curves, so stored ones are not reused
+STEP_RULES = ("per problem", "per update")  # how a batch-split curve sizes its step (`batch_split_curves`)
+
 
 def sharing_curves(settings: BanditConfig, seed: int = 0) -> pd.DataFrame:
     """Suboptimality curves at B_p = ``settings.batch_problems`` for the tabular policy and
@@ -231,16 +243,31 @@ def sharing_curves(settings: BanditConfig, seed: int = 0) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def batch_split_curves(settings: BanditConfig, features: int | None, seed: int = 0) -> pd.DataFrame:
+def batch_split_curves(settings: BanditConfig, features: int | None, step: str = "per problem",
+                       seed: int = 0) -> pd.DataFrame:
     """Suboptimality curves at the fixed batch B_p x n = ``settings.fixed_batch``, one per
     n of ``settings.rollouts_per_problem`` that leaves B_p within [1, problems]:
-    `suboptimality_curves` columns plus ``batch_problems``."""
+    `suboptimality_curves` columns plus ``batch_problems``.
+
+    `step` (`STEP_RULES`): ``per problem`` moves each drawn problem's logits by
+    ``settings.lr`` times its gradient whatever B_p, so a larger B_p also moves shared
+    weights more per update; ``per update`` scales the step by ``settings.batch_problems /
+    B_p``, so every split moves them as much per update as B_p = ``settings.batch_problems``
+    does, and a smaller B_p takes larger steps per problem."""
+    if step not in STEP_RULES:
+        raise ValueError(f"step: {step!r}; allowed: {', '.join(STEP_RULES)}")
     frames = []
     for n in settings.rollouts_per_problem:
         batch_problems = settings.fixed_batch // n
         if 1 <= batch_problems <= settings.problems:
-            curves = suboptimality_curves(_setup(settings, batch_problems, features), [n], settings.budget, seed=seed)
+            setup = _setup(settings, batch_problems, features)
+            if step == "per update":
+                setup = replace(setup, lr=settings.lr * settings.batch_problems / batch_problems)
+            curves = suboptimality_curves(setup, [n], settings.budget, seed=seed)
             frames.append(curves.assign(batch_problems=batch_problems))
+    if len(frames) < 2:
+        raise ValueError(f"bandit.fixed_batch: {settings.fixed_batch} splits into B_p x n with B_p in [1, "
+                         f"{settings.problems}] for {len(frames)} of bandit.rollouts_per_problem; needs two")
     return pd.concat(frames, ignore_index=True)
 
 

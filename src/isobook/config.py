@@ -79,6 +79,9 @@ class TaskConfig:
     max_value: int = option(99, "chain: largest running value on the correct path", low=9)
     slip_carry: float = option(0.47, "chain: teacher's slip probability on a carry/borrow step", low=0.0, high=0.99)
     slip_plain: float = option(0.02, "chain: teacher's slip probability on any other step", low=0.0, high=0.99)
+    conflict: float = option(0.0, "chain: share of problems in the ten-less dialect (prompt marked '<': carry and "
+                             "borrow steps write ten less, and each dialect's teacher slips into the other's rule); "
+                             "0: one shared skill, 0.5: two equal, competing ones", low=0.0, high=1.0)
     path: str | None = option(None, "math-file: a local .jsonl/.json/.parquet file of problems")
     question_field: str = option("question", "math-file: column holding the problem text")
     answer_field: str = option("answer", "math-file: column holding the reference answer or solution")
@@ -342,9 +345,13 @@ class BanditConfig:
             value = getattr(self, name)
             if value & (value - 1):
                 raise ConfigError(f"bandit.{name}: needs a power of two, got {value}")
-        if self.batch_problems > self.problems or self.fixed_batch // 2 > self.problems:
-            raise ConfigError(f"bandit.batch_problems and bandit.fixed_batch / 2: at most bandit.problems="
-                              f"{self.problems}, got {self.batch_problems} and {self.fixed_batch // 2}")
+        if self.batch_problems > self.problems:
+            raise ConfigError(f"bandit.batch_problems: at most bandit.problems={self.problems}, got "
+                              f"{self.batch_problems}")
+        splits = [n for n in self.rollouts_per_problem if 1 <= self.fixed_batch // n <= self.problems]
+        if len(splits) < 2:
+            raise ConfigError(f"bandit.fixed_batch: {self.fixed_batch} must split as B_p x n with B_p in [1, "
+                              f"{self.problems}] for two n of bandit.rollouts_per_problem, got {splits}")
         if self.lr <= 0:
             raise ConfigError(f"bandit.lr: must be > 0, got {self.lr}")
         if self.budget < max(self.fixed_batch, self.batch_problems * max(self.rollouts_per_problem)):

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from isobook.bandit import CURVES_VERSION
 from isobook.config import Config
 from isobook.device import numerics
 from isobook.recipe import regularised
@@ -161,9 +162,9 @@ def base_scores_path(config: Config) -> Path:
 
 
 def bandit_curves_path(config: Config, kind: str) -> Path:
-    """Chapter 04's bandit curves of one `kind` (``sharing``, ``batch-split``) under the
-    ``bandit`` settings and ``system.seed``."""
-    digest = fingerprint(kind, config.bandit, config.system.seed)
+    """Chapter 04's bandit curves of one `kind` (e.g. ``sharing``) under the ``bandit``
+    settings, ``system.seed`` and the bandit code's `CURVES_VERSION`."""
+    digest = fingerprint(kind, config.bandit, config.system.seed, CURVES_VERSION)
     return Path(config.system.outputs) / "bandits" / f"{kind}-s{config.system.seed}-{digest}.parquet"
 
 

@@ -7,7 +7,8 @@ Everything lands in ``<outputs>/sets/<sets-id>/`` (a folder named from the confi
 * ``<set>/``: each non-empty set as a Hugging Face ``DatasetDict`` (``train``/``validation``),
   loadable with ``datasets.load_from_disk``;
 * ``summary.json``: counts per set, the avg@16 histogram, the share of ``hard`` problems
-  with pass@16 > 0, the stability correlation, and the seconds each stage took.
+  with pass@16 > 0, the stability correlation, the seconds each stage took, and, where the
+  pool mixes the chain task's dialects (``task.conflict`` > 0), each set's problems per dialect.
 
 Finished folders are reused as they are; an interrupted build resumes from the chunks in
 ``<sets-id>.partial/``.
@@ -33,7 +34,7 @@ from isobook.difficulty import profile_problems
 from isobook.metrics import best_at_k
 from isobook.models import checkpoint_parameter_count
 from isobook.names import POOL_SEED_OFFSET, sets_folder
-from isobook.problem_sets import ProblemSet, build_sets, histogram
+from isobook.problem_sets import ProblemSet, build_sets, composition, histogram
 from isobook.rollout import RolloutEngine, inference_engine
 from isobook.storage import atomic_folder, read_stored
 from isobook.tasks import Problem, Task, make_task
@@ -208,6 +209,7 @@ def _summary(config: Config, model_path: Path, parameters: int, profile: pd.Data
                                                           config.sets.samples).mean()), 4) if len(hard) else None),
         "mean_completion_tokens": round(float(profile["tokens"].mean()), 2),
         "stability": stability,
+        **({"dialects": {name: composition(s) for name, s in sets.items()}} if "dialect" in profile else {}),
         "rollouts": rollouts,
         "seconds": {k: round(v, 1) for k, v in seconds.items()},
     }

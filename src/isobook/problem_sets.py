@@ -95,3 +95,12 @@ def histogram(profile: pd.DataFrame) -> pd.DataFrame:
     samples = int(profile["samples"].iloc[0])
     counts = profile["correct"].value_counts().reindex(range(samples + 1), fill_value=0)
     return pd.DataFrame({"correct": counts.index, "avg": counts.index / samples, "problems": counts.values})
+
+
+def composition(problem_set: ProblemSet, column: str = "dialect") -> dict[str, int]:
+    """How many of the set's problems (train and validation) hold each value of `column`,
+    e.g. the chain task's dialects, the skill each problem needs; empty when the column is absent."""
+    rows = pd.concat([problem_set.train, problem_set.validation])
+    if column not in rows:
+        return {}
+    return {str(value): int(count) for value, count in rows[column].value_counts().sort_index().items()}

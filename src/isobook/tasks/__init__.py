@@ -15,7 +15,7 @@ from isobook.tasks.math_file import MathFile
 _REGISTRY: dict[str, Callable[[TaskConfig, PreTrainedTokenizerBase | None], Task]] = {
     "chain": lambda c, tokenizer: ChainArithmetic(
         min_ops=c.min_ops, max_ops=c.max_ops, min_carries=c.min_carries, max_carries=c.max_carries,
-        max_value=c.max_value, slip_carry=c.slip_carry, slip_plain=c.slip_plain,
+        max_value=c.max_value, slip_carry=c.slip_carry, slip_plain=c.slip_plain, conflict=c.conflict,
     ),
     "math-file": lambda c, tokenizer: MathFile(
         path=str(c.path), question_field=c.question_field, answer_field=c.answer_field,

@@ -37,6 +37,15 @@ Why this task (see README, "The default task"):
   distribution slips at the teacher's rates, so per-problem pass rates are stable from one
   checkpoint to the next instead of being checkpoint noise.
 
+* **Competing skills, on a knob.** With ``conflict`` > 0 that share of problems is written in
+  a second dialect, marked by a leading ``<`` (``<7a+5b-3c+8=``), in which every carry or
+  borrow step writes ten less (``a+5=2`` where the standard dialect writes 12). The
+  teacher's slip in each dialect is the other's rule: in the standard dialect it drops the
+  ten with probability ``slip_carry``, in the ten-less one it keeps it. Both dialects share
+  the model's weights, so pushing carry steps toward one rule pushes the other dialect's
+  problems toward failing. At ``conflict`` 0 (the default) no problem is in the second
+  dialect and the task draws exactly the problems it drew before the knob existed.
+
 The running value stays within ``[0, max_value]`` on the correct path (an operation that
 would leave it is flipped), so every number is one or two digits and sequences stay short.
 """
@@ -53,6 +62,8 @@ from isobook.tasks.base import Problem
 
 _FINAL_ANSWER = re.compile(r"^[+-]?\d+$")
 STEP_LETTERS = "abcdefghijklmnopqrstuvwxyz"  # one per operation: at most 26 operations
+STANDARD, TEN_LESS = "standard", "ten-less"  # the dialects: carry and borrow steps as taught, or ten less
+TEN_LESS_MARK = "<"  # first character of a ten-less problem's prompt
 
 
 def parse_final_answer(completion: str) -> int | None:
@@ -100,6 +111,17 @@ def _needs_carry(left: int, op: str, operand: int) -> bool:
     return units + operand >= 10 if op == "+" else units < operand
 
 
+def _by_rule(dialect: str, left: int, op: str, operand: int) -> int:
+    """A step's correct result in `dialect`: exact, or ten less on a carry/borrow step."""
+    exact = _exact(left, op, operand)
+    return exact - 10 if dialect == TEN_LESS and _needs_carry(left, op, operand) else exact
+
+
+def dialect_of(prompt: str) -> str:
+    """The dialect a chain prompt is written in (its first character marks a ten-less one)."""
+    return TEN_LESS if prompt.startswith(TEN_LESS_MARK) else STANDARD
+
+
 def tempered_slip(probability: float, temperature: float, alternatives: int = 1) -> float:
     """Probability of slipping when a calibrated model samples at `temperature`.
 
@@ -124,7 +146,8 @@ class ChainArithmetic:
     then its chain length uniformly from `min_ops`..`max_ops` (at least the carries), and
     chains are drawn until one has exactly that many carries; `max_value` caps the running
     value; `slip_carry`/`slip_plain` are the teacher's per-step slip probabilities on
-    carry/borrow steps and on the others.
+    carry/borrow steps and on the others; `conflict` is the share of problems written in
+    the ten-less dialect (module docstring), each problem's dialect drawn first.
     """
 
     min_ops: int = 2
@@ -134,6 +157,7 @@ class ChainArithmetic:
     max_value: int = 99
     slip_carry: float = 0.45
     slip_plain: float = 0.02
+    conflict: float = 0.0
     name: str = "chain"
 
     def __post_init__(self) -> None:
@@ -142,36 +166,39 @@ class ChainArithmetic:
                 f"chain task: needs min_ops <= max_ops and 0 <= min_carries <= max_carries <= max_ops, got "
                 f"ops {self.min_ops}..{self.max_ops}, carries {self.min_carries}..{self.max_carries}"
             )
+        if not 0.0 <= self.conflict <= 1.0:
+            raise ValueError(f"chain task: conflict is a share of problems in [0, 1], got {self.conflict}")
 
     def problems(self, count: int, seed: int) -> list[Problem]:
         rng = np.random.default_rng(seed)
         return [self._problem(rng, f"chain-{seed}-{i}") for i in range(count)]
 
     def _problem(self, rng: np.random.Generator, problem_id: str) -> Problem:
+        # No draw at conflict 0, so the problems are those drawn before the knob existed.
+        dialect = TEN_LESS if self.conflict > 0 and rng.random() < self.conflict else STANDARD
         carries = int(rng.integers(self.min_carries, self.max_carries + 1))
         while True:
-            problem = self._draw(rng, problem_id, int(rng.integers(max(self.min_ops, carries), self.max_ops + 1)))
+            ops = int(rng.integers(max(self.min_ops, carries), self.max_ops + 1))
+            problem = self._draw(rng, problem_id, ops, dialect)
             if problem.meta["carries"] == carries:
                 return problem
 
-    def _draw(self, rng: np.random.Generator, problem_id: str, ops: int) -> Problem:
+    def _draw(self, rng: np.random.Generator, problem_id: str, ops: int, dialect: str) -> Problem:
         value = int(rng.integers(1, 10))
-        prompt = [str(value)]
+        prompt = [TEN_LESS_MARK if dialect == TEN_LESS else "", str(value)]
         carries = 0
         for letter in STEP_LETTERS[:ops]:
             operand = int(rng.integers(1, 10))
             op = "+" if rng.random() < 0.5 else "-"
-            if not 0 <= _exact(value, op, operand) <= self.max_value:
+            if not 0 <= _by_rule(dialect, value, op, operand) <= self.max_value:
                 op = "-" if op == "+" else "+"
             carries += _needs_carry(value, op, operand)
-            value = _exact(value, op, operand)
+            value = _by_rule(dialect, value, op, operand)
             prompt.append(f"{letter}{op}{operand}")
-        return Problem(
-            id=problem_id,
-            prompt="".join(prompt) + "=",
-            answer=str(value),
-            meta={"ops": ops, "carries": carries},
-        )
+        meta = {"ops": ops, "carries": carries}
+        if self.conflict > 0:  # a column only where the pool mixes dialects
+            meta["dialect"] = dialect
+        return Problem(id=problem_id, prompt="".join(prompt) + "=", answer=str(value), meta=meta)
 
     def reward(self, completion: str, answer: str) -> float:
         return verify_chain_answer(completion, answer)
@@ -179,19 +206,21 @@ class ChainArithmetic:
     # -- the teacher ------------------------------------------------------------------
 
     def teacher_steps(self, prompt: str, rng: np.random.Generator | None) -> list[Step]:
-        """Worked steps for `prompt`; with `rng`, slips are drawn, without it none."""
-        value = int(re.match(r"\d+", prompt).group())
+        """Worked steps for `prompt`; with `rng`, slips are drawn, without it none. A slip on
+        a carry/borrow step writes the other dialect's result (ten less in the standard
+        dialect, the exact value in the ten-less one); on another step one too low."""
+        dialect = dialect_of(prompt)
+        value = int(re.search(r"\d+", prompt).group())
         steps = []
         for letter, op, digits in re.findall(r"([a-z])([+-])(\d+)", prompt):
             operand = int(digits)
-            exact = _exact(value, op, operand)
+            result = _by_rule(dialect, value, op, operand)
             carry = _needs_carry(value, op, operand)
-            result = exact
             if rng is not None:
                 if carry and rng.random() < self.slip_carry:
-                    result = exact - 10
+                    result = _by_rule(STANDARD if dialect == TEN_LESS else TEN_LESS, value, op, operand)
                 elif not carry and rng.random() < self.slip_plain:
-                    result = exact - 1
+                    result -= 1
             steps.append(Step(letter, value, op, operand, result, carry))
             value = result
         return steps
