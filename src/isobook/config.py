@@ -318,8 +318,9 @@ class BanditConfig:
     `actions` answers each, trained by GRPO at B_p = `batch_problems` with a log-linear
     policy over d shared features for each d in `features`, beside the tabular policy (no
     sharing) at the same settings, every n to `budget` rollouts; then, at the middle d, a
-    batch of B_p x n = `fixed_batch` rollouts split every way between B_p and n. About 80
-    seconds of numpy at the defaults, seconds in the smoke preset."""
+    batch of B_p x n = `fixed_batch` rollouts split every way between B_p and n, with the
+    same step per problem and per update (`bandit.batch_split_curves`). About 100 seconds
+    of numpy at the defaults (kept in the run store), seconds in the smoke preset."""
 
     problems: int = option(256, "problems P (every one starts at pass@1 1/actions)", low=2)
     actions: int = option(16, "answers per problem, one correct", low=2)
