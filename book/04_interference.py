@@ -44,7 +44,7 @@ from isobook.book import chapter_config
 from isobook.charts import curves_chart, n_star_chart, panels, pass_chart, use_offline_renderer
 from isobook.evaluation import metric_name, power_of_two_budgets
 from isobook.findings import (bandit_optima, bandit_optimum, n_star_grows, optimum_above, optimum_of, piles_up,
-                              smallest_n_wins)
+                              set_text, smallest_n_wins)
 from isobook.frontier import measured_frontier, pass_summary
 from isobook.pages import FindingsTable, note, runs_note, scale, table
 from isobook.names import bandit_curves_path
@@ -124,9 +124,9 @@ panels([curves_chart(sharing[sharing["policy"] == policy], "pass@1", title=polic
 n_star_chart(shared_optima, "policy", title="n* by budget: tabular and shared features")
 
 # %%
-table(shared_optima.assign(**{"n*": shared_optima["n"].astype(str) + " " + shared_optima["within noise"].map(
-    lambda tied: "{" + ", ".join(map(str, tied)) + "}")}).pivot(index="rollouts", columns="policy", values="n*")
-      [policies].reset_index().rename(columns={"rollouts": "rollouts (n* {n within noise})"}))
+table(shared_optima.assign(**{"n*": shared_optima["n"].astype(str) + " " + shared_optima["within noise"].map(set_text)})
+      .pivot(index="rollouts", columns="policy", values="n*")[policies].reset_index()
+      .rename(columns={"rollouts": "rollouts (n* {n within noise})"}))
 
 # %% [markdown]
 # ### Is it n, or the batch?
@@ -155,9 +155,9 @@ panels([curves_chart(part.sort_values("n"), "pass@1", color="B_p x n",
         for rule, part in split.groupby("step", sort=False)])
 
 # %%
-table(split_optima.assign(**{"n within noise": split_optima["within noise"].map(
-    lambda tied: ", ".join(map(str, tied)))})[["step", "rollouts", "n", "score", "n within noise"]],
-      rename={"step": "same step", "n": "n*", "score": "pass@1 at n*"})
+table(split_optima.assign(**{"n within noise": split_optima["within noise"].map(set_text)})
+      [["step", "rollouts", "n", "score", "n within noise"]], rename={"step": "same step", "n": "n*",
+                                                                    "score": "pass@1 at n*"})
 
 # %% [markdown]
 # ## The base case beside the LLM: n* at each budget

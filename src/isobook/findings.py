@@ -242,7 +242,8 @@ def _levels(keys: Sequence[Hashable], columns: pd.Index, level: str) -> list[flo
     return sorted(int(v) if float(v).is_integer() else float(v) for v in values)
 
 
-def _set(values: Sequence[float]) -> str:
+def set_text(values: Sequence[float]) -> str:
+    """A set of candidates as the findings write it: ``{4, 8}``."""
     return "{" + ", ".join(f"{v:g}" for v in values) + "}"
 
 
@@ -340,7 +341,7 @@ def n_star_grows(optima: pd.DataFrame, claim: str, level: str = "n") -> Finding:
     first, last = optima.iloc[0], optima.iloc[-1]
     measured = f"{level}* by budget: " + ", ".join(f"{r:,.0f}: {v:g}" for r, v in zip(optima["rollouts"],
                                                                                     optima[level]))
-    sets = [f"{_set(row['within noise'])} at {row['rollouts']:,.0f}"
+    sets = [f"{set_text(row['within noise'])} at {row['rollouts']:,.0f}"
             for row in ([first] if len(optima) == 2 else [first, optima.iloc[-2]]) + [last]]
     lead = last["lead"]
     uncertainty = (f"{level} within noise of {level}*: " + ", ".join(sets)
@@ -357,7 +358,7 @@ def optimum_above(upper: tuple[str, Optimum | None, Sequence[float]],
         return not_measured(claim, f"no finished run for {upper_name if upper_best is None else lower_name}")
     measured = (f"{upper_name}: {level}* = {_label(upper_best.best)} ({upper_best.value:.3f}); "
                 f"{lower_name}: {level}* = {_label(lower_best.best)} ({lower_best.value:.3f})")
-    uncertainty = f"{level} within noise: {upper_name} {_set(upper_set)}, {lower_name} {_set(lower_set)}"
+    uncertainty = f"{level} within noise: {upper_name} {set_text(upper_set)}, {lower_name} {set_text(lower_set)}"
     return Finding(claim, measured, order(lower_set, upper_set), uncertainty)
 
 
@@ -434,12 +435,25 @@ def bandit_optimum(curves: pd.DataFrame, budget: float) -> Optimum:
     point within the budget), with the n within noise of it (their gap to the best within
     `seeds_multiplier` standard errors over seeds; every n when a single seed gives no
     error) as `Optimum.tied`; its value is the mean pass@1."""
-    within = curves_at(curves, budget)
+    return _optimum_within(curves_at(curves, budget), seeds_multiplier(curves))
+
+
+def _optimum_within(within: pd.DataFrame, multiplier: float) -> Optimum:
+    """`bandit_optimum` of curves already read at a budget (`curves_at`)."""
     best = within["suboptimality"].idxmin()
     se = np.hypot(within["suboptimality_se"], within.loc[best, "suboptimality_se"]).fillna(np.inf)
     gap = within["suboptimality"] - within.loc[best, "suboptimality"]
-    tied = tuple(sorted({int(best), *(int(n) for n in within.index[gap <= seeds_multiplier(curves) * se])}))
+    tied = tuple(sorted({int(best), *(int(n) for n in within.index[gap <= multiplier * se])}))
     return Optimum(int(best), 1 - float(within.loc[best, "suboptimality"]), tied, None)
+
+
+def _lead(within: pd.DataFrame, leader: int, other: int, multiplier: float) -> Interval:
+    """`leader`'s pass@1 lead over `other` (curves read at a budget) and its interval of
+    `multiplier` standard errors over seeds (unbounded without standard errors)."""
+    gap = float(within.loc[other, "suboptimality"] - within.loc[leader, "suboptimality"])
+    se = float(np.hypot(within.loc[leader, "suboptimality_se"], within.loc[other, "suboptimality_se"]))
+    half = multiplier * se if np.isfinite(se) else np.inf
+    return Interval(gap, gap - half, gap + half)
 
 
 def bandit_optima(curves: pd.DataFrame, budgets: Sequence[float]) -> pd.DataFrame:
@@ -447,18 +461,15 @@ def bandit_optima(curves: pd.DataFrame, budgets: Sequence[float]) -> pd.DataFram
     columns ``rollouts``, ``n``, ``score`` (pass@1), ``within noise``, ``lead`` (the best's
     pass@1 lead over the runner-up, 95% from standard errors over seeds) and ``candidates``.
     Budgets that fewer than two curves reach are left out."""
-    trained, rows = curves[curves["rollouts"] > 0], []
+    trained, multiplier, rows = curves[curves["rollouts"] > 0], seeds_multiplier(curves), []
     for budget in budgets:
         within = curves_at(trained, budget)
         if len(within) < 2:
             continue
-        found = bandit_optimum(trained, budget)
+        found = _optimum_within(within, multiplier)
         runner = within.drop(index=found.best)["suboptimality"].idxmin()
-        gap = float(within.loc[runner, "suboptimality"] - within.loc[found.best, "suboptimality"])
-        se = float(np.hypot(within.loc[runner, "suboptimality_se"], within.loc[found.best, "suboptimality_se"]))
-        half = seeds_multiplier(curves) * se if np.isfinite(se) else np.inf
         rows.append({"rollouts": budget, "n": found.best, "score": found.value, "within noise": found.tied,
-                     "lead": Interval(gap, gap - half, gap + half), "candidates": len(within)})
+                     "lead": _lead(within, found.best, runner, multiplier), "candidates": len(within)})
     return pd.DataFrame(rows, columns=["rollouts", "n", "score", "within noise", "lead", "candidates"])
 
 
@@ -467,20 +478,17 @@ def smallest_n_wins(curves: pd.DataFrame, budgets: Sequence[float], claim: str) 
     Each budget is a part: reproduced where it leads the next best n beyond
     `seeds_multiplier` standard errors over seeds, a tie where not, not reproduced where
     another n leads beyond them."""
-    smallest = int(curves["n"].min())
+    smallest, multiplier = int(curves["n"].min()), seeds_multiplier(curves)
     parts, winners, gaps = [], [], []
     for budget in budgets:
         within = curves_at(curves, budget)
         others = within.drop(index=smallest)
         if others.empty:
             continue
-        rival = others["suboptimality"].idxmin()
-        se = float(np.hypot(within.loc[smallest, "suboptimality_se"], within.loc[rival, "suboptimality_se"]))
-        gap = float(within.loc[rival, "suboptimality"] - within.loc[smallest, "suboptimality"])
-        half = seeds_multiplier(curves) * se if np.isfinite(se) else np.inf
-        parts.append(direction(Interval(gap, gap - half, gap + half)))
+        lead = _lead(within, smallest, others["suboptimality"].idxmin(), multiplier)
+        parts.append(direction(lead))
         winners.append(f"{budget:,.0f}: {within['suboptimality'].idxmin()}")
-        gaps.append(f"{budget:,.0f}: {gap:+.4f} ± {half:.4f}")
+        gaps.append(f"{budget:,.0f}: {lead.estimate:+.4f} ± {lead.high - lead.estimate:.4f}")
     if not parts:
         return not_measured(claim, "needs two n values within a budget")
     return Finding(claim, "bandit n* by budget: " + ", ".join(winners), combine(parts),
