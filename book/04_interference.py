@@ -20,12 +20,13 @@
 # smallest and largest $n$ at the same compute.
 #
 # **How the verdicts are decided.** The bandits average many seeds: an $n$ wins where its
-# lead exceeds a 95% Student-t interval over seeds. The LLM's $n^*$ at the budget comes with
-# the $n$ within noise of it (95% paired bootstrap over validation problems; one seed per
-# run, so seed-to-seed training noise is not in the interval), and the pass@1 pile-ups
-# compare the same training problems under both $n$ (paired bootstrap over problems). Our
-# LLM's problems share one skill, so the chapter tests the explanation on the bandit
-# itself: the same bandit with parameters shared across problems.
+# lead exceeds a 95% Student-t interval over seeds. The LLM's $n^*$ at each budget comes
+# with the $n$ within noise of it (95% paired bootstrap over validation problems, each
+# problem's score averaged over the seeds), and a seed whose own $n^*$ says the opposite
+# makes the verdict a tie; the pass@1 pile-ups compare the same training problems under
+# both $n$ (paired bootstrap over problems). Our task's problems share one skill, so the
+# chapter tests the explanation twice: on the bandit with parameters shared across
+# problems, and on the LLM with a knob that makes its problems compete.
 
 # %% tags=["parameters"]
 params = "params/cpu.yaml"  # a preset from params/; the grid is its sweep section
@@ -43,14 +44,15 @@ from isobook.bandit import STEP_RULES, BanditSetup, batch_split_curves, best_n, 
 from isobook.book import chapter_config
 from isobook.charts import curves_chart, n_star_chart, panels, pass_chart, use_offline_renderer
 from isobook.evaluation import metric_name, power_of_two_budgets
-from isobook.findings import (bandit_optima, bandit_optimum, n_star_grows, optimum_above, optimum_of, piles_up,
-                              set_text, smallest_n_wins)
+from isobook.findings import (bandit_optima, bandit_optimum, greater, n_star_grows, optima_by_budget, optimum_above,
+                              optimum_of, piles_up, problem_scores, set_text, smallest_n_wins)
 from isobook.frontier import measured_frontier, pass_summary
 from isobook.pages import FindingsTable, note, runs_note, scale, table
 from isobook.names import bandit_curves_path
-from isobook.pipeline import prepare_sets
+from isobook.pipeline import dialects, prepare_sets
 from isobook.storage import cached_parquet
-from isobook.sweeps import grid_run, run_configs, run_counts, run_points, run_train_pass
+from isobook.sweeps import grid_run, knob_arms, run_configs, run_counts, run_points, run_train_pass
+from isobook.transfer import transfer_counts
 
 use_offline_renderer()
 config = chapter_config(params, overrides, budget)
@@ -180,23 +182,117 @@ display(runs_note(outcomes))
 table(pd.concat(compare, ignore_index=True)[["set", "rollouts", "bandit n*", "LLM n*"]])
 
 # %% [markdown]
-# ## Pass@1 histograms at matched compute (Figure 12)
+# ## Competing skills: the LLM with the knob off and on
+#
+# Our task's problems share one skill (carrying), so an update on one helps the others.
+# The knob `task.conflict` writes that share of problems in a second dialect, marked `<`,
+# in which every carry or borrow step writes ten less, and each dialect's teacher slips into
+# the other's rule: the two dialects pull the same weights in opposite directions. With the
+# knob on, the base model learns both from the teacher, the difficulty profile and the sets
+# are built from its avg@16 as before, and the same grid runs on them: the sweep's $n$ at
+# its first $B_p$ on each set, once per seed of `interference.seeds`, and the same with the
+# knob off (the chapter's runs above are its first seed). Each budget's $n^*$ averages each validation problem's score over the seeds;
+# a seed whose own $n^*$ contradicts the pooled verdict makes it a tie (the paired bootstrap
+# holds the evaluation noise, the seeds the training noise).
+
+# %%
+knob = config.interference
+arms = knob_arms(config)
+dialect = {arm: pd.concat([dialects(prepare_sets(arm_config), set_name) for set_name in config.sweep.sets])
+           for arm, arm_config in arms.items()}
+dialect = {arm: values[~values.index.duplicated()] for arm, values in dialect.items()}
+composition_rows = [{"knob": arm, "set": set_name, **dialects(prepare_sets(arm_config), set_name).value_counts()}
+                    for arm, arm_config in arms.items() for set_name in config.sweep.sets]
+table(pd.DataFrame(composition_rows).fillna(0).astype({"standard": int, "ten-less": int}),
+      rename={"standard": "standard problems", "ten-less": "ten-less problems"})
+
+# %%
+knob_runs, knob_labels = [], []
+for arm, arm_config in arms.items():
+    for set_name in config.sweep.sets:
+        for n in n_values:
+            for seed in knob.seeds:
+                knob_runs.append(grid_run(arm_config, set_name, batch_problems, n, seed=seed))
+                knob_labels.append({"knob": arm})
+knob_outcomes = run_configs(knob_runs, config, show_progress=False)
+knob_counts = run_counts(knob_runs, "validation", knob_labels)
+knob_points = run_points(knob_runs, config.evaluation.k, knob_labels)
+knob_optima, seed_optima = [], {}
+for (arm, set_name), part in knob_counts.groupby(["knob", "set"], sort=False):
+    knob_optima.append(optima_by_budget(part, ["n"], avg, budgets).assign(knob=arm, set=set_name))
+    seed_optima[arm, set_name] = {seed: optima_by_budget(part[part["seed"] == seed], ["n"], avg, budgets)
+                                  for seed in knob.seeds}
+knob_optima = pd.concat(knob_optima, ignore_index=True)
+display(runs_note(knob_outcomes))
+mean_points = knob_points.groupby(["knob", "set", "n", "rollouts"], as_index=False)[avg].mean()
+panels([curves_chart(part, avg, title=f"{set_name}, {arm}: mean of {len(knob.seeds)} seeds")
+        for (set_name, arm), part in mean_points.groupby(["set", "knob"], sort=False)])
+
+# %%
+panels([n_star_chart(part, "knob", title=f"{set_name}: n* by budget, knob off and on ({len(knob.seeds)} seeds)")
+        for set_name, part in knob_optima.groupby("set", sort=False)], columns=1)
+
+# %%
+per_seed_rows = [part.assign(knob=arm, set=set_name, seed=seed)
+                 for (arm, set_name), by_seed in seed_optima.items() for seed, part in by_seed.items()]
+per_seed = pd.concat(per_seed_rows, ignore_index=True)
+seed_columns = per_seed.pivot_table(index=["set", "rollouts"], columns=["knob", "seed"], values="n",
+                                    aggfunc="first")
+pooled = knob_optima.assign(**{"n*": knob_optima["n"].astype(str) + " " + knob_optima["within noise"].map(set_text)})
+pooled_columns = pooled.pivot(index=["set", "rollouts"], columns="knob", values="n*")[list(arms)]
+seed_columns.columns = [f"{arm}, seed {seed}" for arm, seed in seed_columns.columns]
+table(pooled_columns.join(seed_columns).reset_index()
+      .rename(columns={"rollouts": "rollouts (n* {n within noise})"}))
+
+# %% [markdown]
+# ## Pass@1 histograms at matched compute, by dialect (Figure 12)
 #
 # Per-problem pass@1 on a fixed sample of training problems, measured at the
 # `evaluation.train_pass_rollouts` points, for the smallest and the largest $n$ at the same
-# rollouts: same compute, $n_{max}/n_{min}$ times more updates (and epochs) for the small group.
+# rollouts: same compute, $n_{max}/n_{min}$ times more updates (and epochs) for the small
+# group. Bars are stacked by dialect; the charts show the first seed, the table every seed.
 
 # %%
-extremes = [grid_run(config, set_name, batch_problems, n) for set_name in config.sweep.sets
-            for n in (min(n_values), max(n_values))]
-train_pass = run_train_pass(extremes)
-panels([pass_chart(part, title=f"{set_name}: pass@1 of training problems") for set_name, part in
-        train_pass.groupby("set")], columns=1) if not train_pass.empty else note(
-    "No training-set pass rates were measured (evaluation.train_pass_rollouts is empty).")
-
-# %%
+extremes = [(run, label) for run, label in zip(knob_runs, knob_labels)
+            if run.train.rollouts_per_problem in (min(n_values), max(n_values))]
+train_pass = run_train_pass([run for run, _ in extremes], [label for _, label in extremes])
 if not train_pass.empty:
-    display(table(pass_summary(train_pass, by=["set", "n"]), rename={"stuck": "share at 0", "solved": "share at 1"}))
+    train_pass["dialect"] = [dialect[arm].get(problem, "standard") for arm, problem in
+                             zip(train_pass["knob"], train_pass["id"])]
+    first_seed = train_pass[train_pass["seed"] == knob.seeds[0]]
+    display(panels([pass_chart(part, title=f"{set_name}, {arm}: pass@1 of training problems, seed {knob.seeds[0]}",
+                               color="dialect") for (set_name, arm), part in first_seed.groupby(["set", "knob"],
+                                                                                              sort=False)],
+                   columns=2, shared_legend=True))
+    display(table(pass_summary(train_pass, by=["set", "knob", "dialect", "n"]),
+                  rename={"stuck": "share at 0", "solved": "share at 1"}))
+else:
+    display(note("No training-set pass rates were measured (evaluation.train_pass_rollouts is empty)."))
+
+# %% [markdown]
+# ## Does hard-only training forget easy problems? (Figure 15)
+#
+# The final policies of the hard-set runs, and each arm's base model, on the easy
+# validation problems, each problem's score averaged over the seeds, by dialect.
+
+# %%
+forgetting = {}
+for arm, arm_config in arms.items():
+    hard_runs = [run for run, label in zip(knob_runs, knob_labels) if label["knob"] == arm and run.train.set == "hard"]
+    if "hard" in config.sweep.sets and "easy" in arm_config.set_names() and hard_runs:
+        counts_on_easy = transfer_counts(hard_runs, ["easy"])
+        counts_on_easy["dialect"] = counts_on_easy["id"].map(dialect[arm]).fillna("standard")
+        by_dialect = list(counts_on_easy.groupby("dialect")) if counts_on_easy["dialect"].nunique() > 1 else []
+        for language, part in [("all", counts_on_easy), *by_dialect]:
+            forgetting[arm, language] = problem_scores(part, ["train_set", "n"], avg)
+if forgetting:
+    display(table(pd.DataFrame([{"knob": arm, "easy problems": language, "problems": len(scores),
+                         f"base model {avg}": scores[("-", 0)].mean(),
+                         **{f"hard-only n = {n}": scores[("hard", n)].mean() for n in n_values
+                            if ("hard", n) in scores}}
+                        for (arm, language), scores in forgetting.items()])))
+else:
+    note("Forgetting needs the hard and easy sets in sweep.sets.")
 
 # %% [markdown]
 # ## Findings at our scale
@@ -222,8 +318,22 @@ for set_name, curves in many.items():
                                   ("bandit (pass@1)", bandit, list(bandit.tied)),
                                   f"{set_name}: the LLM's n* exceeds the interference-free bandit's at "
                                   f"{config.sweep.budget:,} rollouts (Fig. 12)"))
-for set_name in config.sweep.sets:
-    findings.append(piles_up(train_pass[train_pass["set"] == set_name], min(n_values), max(n_values),
-                             f"{set_name}: small n piles training problems at pass@1 0 and 1, large n moves them "
-                             "evenly (Fig. 12)"))
+for arm in arms:
+    for set_name in config.sweep.sets:
+        findings.append(n_star_grows(knob_optima[(knob_optima["knob"] == arm) & (knob_optima["set"] == set_name)],
+                                     f"{set_name}, LLM at {arm}: n* grows with compute (Fig. 12)",
+                                     per_seed=seed_optima[arm, set_name]))
+for (arm, set_name), part in train_pass.groupby(["knob", "set"], sort=False):
+    findings.append(piles_up(part, min(n_values), max(n_values),
+                             f"{set_name}, LLM at {arm}: small n piles training problems at pass@1 0 and 1, large n "
+                             "moves them evenly (Fig. 12)"))
+split_arms = {arm for arm, language in forgetting if language != "all"}
+for (arm, language), scores in forgetting.items():
+    if language == "all" and arm in split_arms:
+        continue  # with two dialects, each dialect's row says more than the mixture's
+    findings.append(greater(scores.get(("-", 0)), scores.get(("hard", min(n_values))),
+                            f"LLM at {arm}: training on hard problems only forgets easy ones"
+                            + (f" of the {language} dialect" if language != "all" else "")
+                            + f" (n = {min(n_values)}; Fig. 15)",
+                            ("base model", f"hard-only, n = {min(n_values)}"), f"{avg} on easy"))
 FindingsTable(findings, "04_interference", scale(config))

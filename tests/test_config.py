@@ -50,7 +50,7 @@ def test_overrides_apply_on_top_of_the_file() -> None:
         ("sets.mixtures={m: {medium: 1.0}}", r"sets.mixtures.m: unknown set \['medium'\]"),
         ("task.family=math-file", r"task.path: required"),
         ("task.chat_template=maybe", r"task.chat_template: 'maybe' is not allowed; allowed: auto, on, off"),
-        ("nonsense=1", r"nonsense: unknown field; allowed: bandit, base_model, evaluation, model"),
+        ("nonsense=1", r"nonsense: unknown field; allowed: bandit, base_model, evaluation, interference, model"),
         ("pool_size", r"expected key=value"),
         ("train.set=medium", r"train.set: 'medium' is not a problem set; allowed: easy, hard, veryeasy, xhard, mix-dual"),
         ("train.n_train=9", r"train.n_train: must be <= train.rollouts_per_problem=8, got 9"),
@@ -61,6 +61,9 @@ def test_overrides_apply_on_top_of_the_file() -> None:
         ("system.device=tpu", r"system.device: 'tpu' is not a device; allowed: auto, cpu, cuda, cuda:N"),
         ("system.engine=sglang", r"system.engine: 'sglang' is not allowed; allowed: torch, vllm"),
         ("system.precision=fp8", r"system.precision: 'fp8' is not allowed; allowed: auto, fp32, bf16"),
+        ("interference.conflict=0", r"interference.conflict: the knob-on runs need a share of ten-less problems in "
+                                    r"\(0, 1\], got 0"),
+        ("interference.seeds=[3, 3]", r"interference.seeds: needs at least two distinct seeds >= 0, got \[3, 3\]"),
     ],
 )
 def test_bad_values_fail_naming_the_field(override: str, message: str) -> None:

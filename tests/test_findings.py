@@ -136,6 +136,25 @@ def test_n_star_grows_clear_tie_reversal_and_missing() -> None:
     assert n_star_grows(optima_by_budget(one_run, ["n"], METRIC, budgets), claim).verdict == Verdict.NOT_MEASURED
 
 
+def test_a_seed_that_contradicts_the_pooled_growth_makes_it_a_tie() -> None:
+    budgets, claim = [512, 4096], "n* grows with C"
+    one = growth({512: {4: 0.2, 16: 0.0}, 4096: {4: 0.3, 16: 0.5}})  # grows
+    agrees = growth({512: {4: 0.1, 16: 0.0}, 4096: {4: 0.3, 16: 0.4}})  # grows too
+    contradicts = growth({512: {4: 0.2, 16: 0.0}, 4096: {4: 0.4, 16: 0.35}})  # the smallest n wins throughout
+    pooled = pd.concat([one.assign(seed=0), contradicts.assign(seed=1)])
+    optima = optima_by_budget(pooled, ["n"], METRIC, budgets)
+    assert n_star_grows(optima, claim).verdict == Verdict.REPRODUCED  # the seed average alone grows
+    per_seed = {0: optima_by_budget(one, ["n"], METRIC, budgets), 1: optima_by_budget(contradicts, ["n"], METRIC, budgets)}
+    split = n_star_grows(optima, claim, per_seed=per_seed)
+    assert split.verdict == Verdict.TIE
+    assert "per seed 0: 4 -> 16, 1: 4 -> 4" in split.measured
+    assert "each seed alone: 0 reproduced, 1 not reproduced" in split.uncertainty
+    both = pd.concat([one.assign(seed=0), agrees.assign(seed=1)])
+    agreeing = {0: per_seed[0], 1: optima_by_budget(agrees, ["n"], METRIC, budgets)}
+    assert n_star_grows(optima_by_budget(both, ["n"], METRIC, budgets), claim,
+                        per_seed=agreeing).verdict == Verdict.REPRODUCED
+
+
 def test_one_optimum_above_another_clear_tie_reversal() -> None:
     def named(name: str, shifts: dict[int, float]) -> tuple:
         return name, *optimum_of(pd.concat([counts(s, n=n) for n, s in shifts.items()]), ["n"], METRIC)

@@ -12,7 +12,7 @@ import isobook.base_model as base_model
 from isobook.cli import main
 from isobook.config import Config, load_config
 from isobook.names import base_model_path
-from isobook.pipeline import prepare_sets
+from isobook.pipeline import dialects, prepare_sets
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "params" / "smoke.yaml"
@@ -47,6 +47,13 @@ def test_sets_follow_the_rules_and_match_the_summary(built) -> None:
     assert summary["hard_pass_at_k_positive"] == pytest.approx(sum(c > 0 for c in hard_rows) / len(hard_rows), abs=1e-4)
     assert summary["stability"]["problems"] == 400 and -1 <= summary["stability"]["pearson"] <= 1
     assert summary["rollouts"] >= 2 * 400 * 16
+
+
+def test_dialects_name_every_problem_standard_when_the_pool_has_one(built) -> None:
+    easy = dialects(built, "easy")
+    splits = datasets.load_from_disk(str(built.folder / "easy"))
+    assert sorted(easy.index) == sorted(splits["train"]["id"] + splits["validation"]["id"])
+    assert set(easy) == {"standard"}
 
 
 def test_a_second_request_reuses_the_sets(built, capsys: pytest.CaptureFixture[str]) -> None:

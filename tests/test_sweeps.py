@@ -16,8 +16,8 @@ import torch
 from conftest import smoke_config
 from isobook.config import ConfigError, load_config
 from isobook.names import run_folder
-from isobook.sweeps import (grid_run, run_configs, run_counts, run_history, run_points, run_sweep, run_train_pass,
-                            sweep_configs, sweep_points)
+from isobook.sweeps import (grid_run, knob_arms, run_configs, run_counts, run_history, run_points, run_sweep,
+                            run_train_pass, sweep_configs, sweep_points)
 from isobook.sweeps.execute import local_workers
 from isobook.transfer import transfer_counts
 
@@ -130,6 +130,11 @@ def test_runs_off_the_grid_share_the_store_carry_labels_and_score_on_other_sets(
     assert run_folder(grid_run(config, "easy", 2, 2, ["recipe.regularisers=kl+entropy"])) == run_folder(on_grid)
     small = grid_run(config, "easy", 2, 2, ["train.data_size=3"])
     assert run_folder(small) != run_folder(on_grid)
+    assert grid_run(config, "easy", 2, 2, seed=5).train.seed == 5 and on_grid.train.seed == config.sweep.seeds[0]
+    arms = knob_arms(config)
+    assert list(arms) == ["knob 0", "knob 0.5"] and arms["knob 0.5"].task.conflict == 0.5
+    with pytest.raises(ConfigError, match=r"interference.conflict: the knob-on runs need a knob unlike task.conflict"):
+        knob_arms(smoke_config(outputs_with_sets, "task.conflict=0.5"))
     assert run_configs([on_grid, small], config, show_progress=False)["status"].tolist() == ["finished"] * 2
 
     history = run_history([on_grid, small], [{"data": "all"}, {"data": "3"}])

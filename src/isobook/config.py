@@ -361,6 +361,27 @@ class BanditConfig:
 
 
 @dataclass(frozen=True)
+class InterferenceConfig:
+    """Chapter 04's LLM experiment: the sweep's n values at its first B_p on each of its sets,
+    once per seed in `seeds`, with the task as configured (the knob at ``task.conflict``) and
+    with the knob at `conflict`: problems in two dialects whose carry rules disagree
+    (`tasks.chain`), so that they compete for the model's weights. The knob-on side has a
+    base model, sets and runs of its own (about 15 minutes more of the cpu book)."""
+
+    conflict: float = option(0.5, "task.conflict of the knob-on runs: the share of problems in the ten-less "
+                             "dialect (> 0 and unlike task.conflict)", low=0.0, high=1.0)
+    seeds: tuple[int, ...] = option((0, 1), "seeds of every LLM run of the chapter, knob off and on (at least two: "
+                                    "the verdicts rest on more than one trained policy)")
+
+    def __post_init__(self) -> None:
+        if self.conflict <= 0:
+            raise ConfigError(f"interference.conflict: the knob-on runs need a share of ten-less problems in (0, 1], "
+                              f"got {self.conflict}")
+        if len(set(self.seeds)) < 2 or min(self.seeds) < 0:
+            raise ConfigError(f"interference.seeds: needs at least two distinct seeds >= 0, got {list(self.seeds)}")
+
+
+@dataclass(frozen=True)
 class SystemConfig:
     """Where and how work runs."""
 
@@ -398,6 +419,7 @@ class Config:
     evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
     sweep: SweepConfig = field(default_factory=SweepConfig)
     bandit: BanditConfig = field(default_factory=BanditConfig)
+    interference: InterferenceConfig = field(default_factory=InterferenceConfig)
     system: SystemConfig = field(default_factory=SystemConfig)
 
     def __post_init__(self) -> None:

@@ -330,12 +330,19 @@ def optima_by_budget(counts: pd.DataFrame, by: Sequence[str], metric: str, budge
     return pd.DataFrame(rows, columns=["rollouts", *by, "score", "within noise", "lead", "candidates"])
 
 
-def n_star_grows(optima: pd.DataFrame, claim: str, level: str = "n") -> Finding:
+def n_star_grows(optima: pd.DataFrame, claim: str, level: str = "n",
+                 per_seed: dict[int, pd.DataFrame] | None = None) -> Finding:
     """Claim: n* grows with compute. `optima`: `optima_by_budget`. Reproduced when every n
     within noise of the optimum at the largest budget exceeds every n within noise at the
     smallest. (The paper's n* then saturates; that half is not decided here: at a scale
     where n* barely moves, a flat end is no evidence of saturation. The n within noise at
-    the last two budgets are in the uncertainty column for the reader.)"""
+    the last two budgets are in the uncertainty column for the reader.)
+
+    `per_seed`: the same optima from each seed's runs alone (`optima` then averages each
+    problem's score over the seeds). The paired interval holds the evaluation noise, not
+    the training noise of a seed, so a seed whose own verdict contradicts the pooled one
+    (reproduced against not reproduced) makes the claim a tie: another trained policy says
+    otherwise."""
     if len(optima) < 2:
         return not_measured(claim, "needs two budgets with at least two finished runs each")
     first, last = optima.iloc[0], optima.iloc[-1]
@@ -346,7 +353,17 @@ def n_star_grows(optima: pd.DataFrame, claim: str, level: str = "n") -> Finding:
     lead = last["lead"]
     uncertainty = (f"{level} within noise of {level}*: " + ", ".join(sets)
                    + (f"; lead over the runner-up at {last['rollouts']:,.0f}: {lead}" if lead else ""))
-    return Finding(claim, measured, order(first["within noise"], last["within noise"]), uncertainty)
+    verdict = order(first["within noise"], last["within noise"])
+    if per_seed:
+        seeds = {seed: seed_optima for seed, seed_optima in per_seed.items() if len(seed_optima) >= 2}
+        own = {seed: order(o.iloc[0]["within noise"], o.iloc[-1]["within noise"]) for seed, o in seeds.items()}
+        measured += "; per seed " + ", ".join(f"{seed}: {o.iloc[0][level]:g} -> {o.iloc[-1][level]:g}"
+                                               for seed, o in seeds.items())
+        uncertainty += "; each seed alone: " + ", ".join(f"{seed} {v}" for seed, v in own.items())
+        opposite = {Verdict.REPRODUCED: Verdict.NOT_REPRODUCED, Verdict.NOT_REPRODUCED: Verdict.REPRODUCED}
+        if verdict in opposite and opposite[verdict] in own.values():
+            verdict = Verdict.TIE
+    return Finding(claim, measured, verdict, uncertainty)
 
 
 def optimum_above(upper: tuple[str, Optimum | None, Sequence[float]],

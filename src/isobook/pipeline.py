@@ -38,6 +38,7 @@ from isobook.problem_sets import ProblemSet, build_sets, composition, histogram
 from isobook.rollout import RolloutEngine, inference_engine
 from isobook.storage import atomic_folder, read_stored
 from isobook.tasks import Problem, Task, make_task
+from isobook.tasks.chain import STANDARD
 from isobook.tokenizer import load_tokenizer
 
 
@@ -121,6 +122,17 @@ def load_set(sets: SetsResult, name: str) -> datasets.DatasetDict:
                           "(a larger sets.pool_size fills more sets)")
     return read_stored(sets.folder / name, lambda p: datasets.load_from_disk(str(p)),
                        f"delete {sets.folder} to rebuild the sets")
+
+
+def dialects(sets: SetsResult, name: str) -> pd.Series:
+    """The dialect of every problem of set `name` (train and validation), indexed by ``id``:
+    the chain task's ``dialect`` column, or ``standard`` for all where the pool has one
+    dialect (``task.conflict`` 0)."""
+    splits = load_set(sets, name)
+    frame = pd.concat([splits[split].to_pandas() for split in ("train", "validation")], ignore_index=True)
+    if "dialect" not in frame:
+        return pd.Series(STANDARD, index=pd.Index(frame["id"], name="id"), name="dialect")
+    return frame.set_index("id")["dialect"]
 
 
 def _block(config: Config) -> int:

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
-from isobook.config import Config, with_overrides
+from isobook.config import Config, ConfigError, with_overrides
 
 GRID_COLUMNS = ["set", "batch_problems", "n", "seed"]
 
@@ -31,12 +31,13 @@ def sweep_configs(config: Config) -> list[Config]:
 
 
 def grid_run(config: Config, set_name: str, batch_problems: int, n: int, changes: Sequence[str] = (),
-             budget: int | None = None) -> Config:
+             budget: int | None = None, seed: int | None = None) -> Config:
     """One run like the sweep's, but anywhere: `changes` are ``section.field=value``
-    overrides (e.g. a recipe variant), `budget` defaults to the sweep's, the seed is the
+    overrides (e.g. a recipe variant), `budget` defaults to the sweep's, `seed` to the
     sweep's first. Whatever coincides with a grid point is the same run in the store."""
     varied = with_overrides(config, changes)
-    return _sweep_run(varied, set_name, batch_problems, n, config.sweep.seeds[0], budget or config.sweep.budget)
+    return _sweep_run(varied, set_name, batch_problems, n, config.sweep.seeds[0] if seed is None else seed,
+                      budget or config.sweep.budget)
 
 
 def _sweep_run(config: Config, set_name: str, batch_problems: int, n: int, seed: int, budget: int) -> Config:
@@ -51,3 +52,14 @@ def grid_row(config: Config) -> dict[str, object]:
     """The grid columns of a run config."""
     t = config.train
     return {"set": t.set, "batch_problems": t.batch_problems, "n": t.rollouts_per_problem, "seed": t.seed}
+
+
+def knob_arms(config: Config) -> dict[str, Config]:
+    """Chapter 04's two arms: the config as it is and the same with ``task.conflict`` at
+    ``interference.conflict`` (problems in two competing dialects), by their labels
+    (``knob 0``, ``knob 0.5``)."""
+    on = config.interference.conflict
+    if on == config.task.conflict:
+        raise ConfigError(f"interference.conflict: the knob-on runs need a knob unlike task.conflict ({on:g}); "
+                          f"allowed: (0, 1] but {on:g}")
+    return {f"knob {config.task.conflict:g}": config, f"knob {on:g}": with_overrides(config, [f"task.conflict={on}"])}

@@ -76,8 +76,8 @@ def run_counts(configs: list[Config], split: str, labels: Sequence[dict[str, obj
     return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
 
 
-def run_train_pass(configs: list[Config]) -> pd.DataFrame:
+def run_train_pass(configs: list[Config], labels: Sequence[dict[str, object]] | None = None) -> pd.DataFrame:
     """`run_counts` of the training problems (the interference histograms), with
-    ``pass_at_1`` = correct / samples."""
-    table = run_counts(configs, "train_pass")
+    ``pass_at_1`` = correct / samples (and the `labels` columns, as in `run_history`)."""
+    table = run_counts(configs, "train_pass", labels)
     return table.drop(columns="step").assign(pass_at_1=table["correct"] / table["samples"])
