@@ -190,26 +190,28 @@ table(pd.concat(compare, ignore_index=True)[["set", "rollouts", "bandit n*", "LL
 # the other's rule: the two dialects pull the same weights in opposite directions. With the
 # knob on, the base model learns both from the teacher, the difficulty profile and the sets
 # are built from its avg@16 as before, and the same grid runs on them: the sweep's $n$ at
-# its first $B_p$ on each set, once per seed of `interference.seeds`, and the same with the
-# knob off (the chapter's runs above are its first seed). Each budget's $n^*$ averages each validation problem's score over the seeds;
-# a seed whose own $n^*$ contradicts the pooled verdict makes it a tie (the paired bootstrap
-# holds the evaluation noise, the seeds the training noise).
+# its first $B_p$ on each set of `interference.sets`, once per seed of
+# `interference.seeds`, and the same with the knob off (the chapter's runs above are its
+# first seed). Each budget's $n^*$ averages each validation problem's score over the
+# seeds; a seed whose own $n^*$ contradicts the pooled verdict makes it a tie (the paired
+# bootstrap holds the evaluation noise, the seeds the training noise).
 
 # %%
 knob = config.interference
 arms = knob_arms(config)
-dialect = {arm: pd.concat([dialects(prepare_sets(arm_config), set_name) for set_name in config.sweep.sets])
+dialect_sets = list(dict.fromkeys([*knob.sets, "easy"]))  # easy: the forgetting below
+dialect = {arm: pd.concat([dialects(prepare_sets(arm_config), set_name) for set_name in dialect_sets])
            for arm, arm_config in arms.items()}
 dialect = {arm: values[~values.index.duplicated()] for arm, values in dialect.items()}
 composition_rows = [{"knob": arm, "set": set_name, **dialects(prepare_sets(arm_config), set_name).value_counts()}
-                    for arm, arm_config in arms.items() for set_name in config.sweep.sets]
+                    for arm, arm_config in arms.items() for set_name in knob.sets]
 table(pd.DataFrame(composition_rows).fillna(0).astype({"standard": int, "ten-less": int}),
       rename={"standard": "standard problems", "ten-less": "ten-less problems"})
 
 # %%
 knob_runs, knob_labels = [], []
 for arm, arm_config in arms.items():
-    for set_name in config.sweep.sets:
+    for set_name in knob.sets:
         for n in n_values:
             for seed in knob.seeds:
                 knob_runs.append(grid_run(arm_config, set_name, batch_problems, n, seed=seed))
@@ -279,7 +281,7 @@ else:
 forgetting = {}
 for arm, arm_config in arms.items():
     hard_runs = [run for run, label in zip(knob_runs, knob_labels) if label["knob"] == arm and run.train.set == "hard"]
-    if "hard" in config.sweep.sets and "easy" in arm_config.set_names() and hard_runs:
+    if hard_runs:
         counts_on_easy = transfer_counts(hard_runs, ["easy"])
         counts_on_easy["dialect"] = counts_on_easy["id"].map(dialect[arm]).fillna("standard")
         by_dialect = list(counts_on_easy.groupby("dialect")) if counts_on_easy["dialect"].nunique() > 1 else []
@@ -292,7 +294,7 @@ if forgetting:
                             if ("hard", n) in scores}}
                         for (arm, language), scores in forgetting.items()])))
 else:
-    note("Forgetting needs the hard and easy sets in sweep.sets.")
+    display(note("Forgetting needs runs on the hard set (interference.sets)."))
 
 # %% [markdown]
 # ## Findings at our scale
@@ -319,7 +321,7 @@ for set_name, curves in many.items():
                                   f"{set_name}: the LLM's n* exceeds the interference-free bandit's at "
                                   f"{config.sweep.budget:,} rollouts (Fig. 12)"))
 for arm in arms:
-    for set_name in config.sweep.sets:
+    for set_name in knob.sets:
         findings.append(n_star_grows(knob_optima[(knob_optima["knob"] == arm) & (knob_optima["set"] == set_name)],
                                      f"{set_name}, LLM at {arm}: n* grows with compute (Fig. 12)",
                                      per_seed=seed_optima[arm, set_name]))
@@ -336,4 +338,5 @@ for (arm, language), scores in forgetting.items():
                             + (f" of the {language} dialect" if language != "all" else "")
                             + f" (n = {min(n_values)}; Fig. 15)",
                             ("base model", f"hard-only, n = {min(n_values)}"), f"{avg} on easy"))
-FindingsTable(findings, "04_interference", scale(config))
+FindingsTable(findings, "04_interference", scale(config) + f"; the rows on {' and '.join(arms)}: seeds "
+              + ", ".join(str(seed) for seed in knob.seeds))

@@ -64,6 +64,7 @@ def test_overrides_apply_on_top_of_the_file() -> None:
         ("interference.conflict=0", r"interference.conflict: the knob-on runs need a share of ten-less problems in "
                                     r"\(0, 1\], got 0"),
         ("interference.seeds=[3, 3]", r"interference.seeds: needs at least two distinct seeds >= 0, got \[3, 3\]"),
+        ("interference.sets=[medium]", r"interference.sets: 'medium' is not a problem set; allowed: easy, hard"),
     ],
 )
 def test_bad_values_fail_naming_the_field(override: str, message: str) -> None:

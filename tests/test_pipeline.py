@@ -12,7 +12,7 @@ import isobook.base_model as base_model
 from isobook.cli import main
 from isobook.config import Config, load_config
 from isobook.names import base_model_path
-from isobook.pipeline import dialects, prepare_sets
+from isobook.pipeline import SetsResult, dialects, prepare_sets
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "params" / "smoke.yaml"
@@ -49,11 +49,17 @@ def test_sets_follow_the_rules_and_match_the_summary(built) -> None:
     assert summary["rollouts"] >= 2 * 400 * 16
 
 
-def test_dialects_name_every_problem_standard_when_the_pool_has_one(built) -> None:
-    easy = dialects(built, "easy")
-    splits = datasets.load_from_disk(str(built.folder / "easy"))
-    assert sorted(easy.index) == sorted(splits["train"]["id"] + splits["validation"]["id"])
-    assert set(easy) == {"standard"}
+@pytest.mark.parametrize("mixed", [True, False])
+def test_dialects_name_every_problem_of_both_splits(tmp_path: Path, mixed: bool) -> None:
+    rows = {"train": {"id": ["a", "b"], "dialect": ["standard", "ten-less"]},
+            "validation": {"id": ["c"], "dialect": ["ten-less"]}}
+    if not mixed:  # a pool of one dialect has no dialect column
+        rows = {split: {"id": columns["id"]} for split, columns in rows.items()}
+    datasets.DatasetDict({split: datasets.Dataset.from_dict(columns) for split, columns in rows.items()}).save_to_disk(
+        str(tmp_path / "hard"))
+    found = dialects(SetsResult(tmp_path, {"sets": {"hard": {"train": 2, "validation": 1}}}, cached=True), "hard")
+    expected = {"a": "standard", "b": "ten-less", "c": "ten-less"} if mixed else dict.fromkeys("abc", "standard")
+    assert found.to_dict() == expected
 
 
 def test_a_second_request_reuses_the_sets(built, capsys: pytest.CaptureFixture[str]) -> None:

@@ -362,16 +362,18 @@ class BanditConfig:
 
 @dataclass(frozen=True)
 class InterferenceConfig:
-    """Chapter 04's LLM experiment: the sweep's n values at its first B_p on each of its sets,
+    """Chapter 04's LLM experiment: the sweep's n values at its first B_p on each set in `sets`,
     once per seed in `seeds`, with the task as configured (the knob at ``task.conflict``) and
     with the knob at `conflict`: problems in two dialects whose carry rules disagree
     (`tasks.chain`), so that they compete for the model's weights. The knob-on side has a
-    base model, sets and runs of its own (about 15 minutes more of the cpu book)."""
+    base model, sets and runs of its own (about 30 minutes more of the cpu book)."""
 
     conflict: float = option(0.5, "task.conflict of the knob-on runs: the share of problems in the ten-less "
                              "dialect (> 0 and unlike task.conflict)", low=0.0, high=1.0)
     seeds: tuple[int, ...] = option((0, 1), "seeds of every LLM run of the chapter, knob off and on (at least two: "
                                     "the verdicts rest on more than one trained policy)")
+    sets: tuple[str, ...] = option(("hard",), "problem sets the knob runs train on (the easy set's validation "
+                                   "problems always score the hard-set policies for forgetting)")
 
     def __post_init__(self) -> None:
         if self.conflict <= 0:
@@ -424,7 +426,8 @@ class Config:
 
     def __post_init__(self) -> None:
         names = self.set_names()
-        for where, chosen in (("train.set", (self.train.set,)), ("sweep.sets", self.sweep.sets)):
+        for where, chosen in (("train.set", (self.train.set,)), ("sweep.sets", self.sweep.sets),
+                              ("interference.sets", self.interference.sets)):
             unknown = [name for name in chosen if name not in names]
             if unknown:
                 raise ConfigError(f"{where}: {unknown[0]!r} is not a problem set; allowed: {', '.join(names)}")
