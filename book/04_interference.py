@@ -199,12 +199,13 @@ table(pd.concat(compare, ignore_index=True)[["set", "rollouts", "bandit n*", "LL
 # %%
 knob = config.interference
 arms = knob_arms(config)
-dialect_sets = list(dict.fromkeys([*knob.sets, "easy"]))  # easy: the forgetting below
-dialect = {arm: pd.concat([dialects(prepare_sets(arm_config), set_name) for set_name in dialect_sets])
-           for arm, arm_config in arms.items()}
+by_set = {(arm, set_name): dialects(sets, set_name)  # easy too: the forgetting below
+          for arm, sets in ((arm, prepare_sets(arm_config)) for arm, arm_config in arms.items())
+          for set_name in dict.fromkeys([*knob.sets, "easy"])}
+dialect = {arm: pd.concat([values for (of, _), values in by_set.items() if of == arm]) for arm in arms}
 dialect = {arm: values[~values.index.duplicated()] for arm, values in dialect.items()}
-composition_rows = [{"knob": arm, "set": set_name, **dialects(prepare_sets(arm_config), set_name).value_counts()}
-                    for arm, arm_config in arms.items() for set_name in knob.sets]
+composition_rows = [{"knob": arm, "set": set_name, **by_set[arm, set_name].value_counts()}
+                    for arm in arms for set_name in knob.sets]
 table(pd.DataFrame(composition_rows).fillna(0).astype({"standard": int, "ten-less": int}),
       rename={"standard": "standard problems", "ten-less": "ten-less problems"})
 
