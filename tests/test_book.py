@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from isobook.book import ROOT, build_book, chapters
+from isobook.book import ROOT, build_book, chapter_parameters, chapters, execute_chapters
 from isobook.config import load_config
 from isobook.names import run_folder
 from isobook.sweeps import grid_run
@@ -129,3 +129,22 @@ def test_a_chapter_rerun_with_a_larger_budget_extends_its_runs(built, tmp_path: 
         kept = after.iloc[: len(before[run.name])].drop(columns=["sample_seconds", "update_seconds", "eval_seconds"])
         pd.testing.assert_frame_equal(kept, before[run.name].drop(
             columns=["sample_seconds", "update_seconds", "eval_seconds"]))  # extended, not retrained
+
+
+def test_chapters_run_smallest_budget_first_and_come_back_in_the_books_order(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import papermill
+
+    ran = []
+
+    def execute(source: str, target: str, parameters: dict, **_: object) -> None:
+        ran.append((Path(target).stem, parameters.get("budget")))
+        shutil.copy(source, target)
+
+    monkeypatch.setattr(papermill, "execute_notebook", execute)
+    config = load_config(ROOT / "params" / "cpu-long.yaml")
+    notebooks = execute_chapters(chapter_parameters("cpu-long.yaml", [], config), config.sweep.budget, tmp_path)
+    assert [notebook.stem for notebook in notebooks] == [Path(chapter).name for chapter in chapters()]
+    # The chapters at 16,384 run last, so the runs they extend have stopped at 4,096 first.
+    assert ran[-2:] == [("02_n_versus_m", 16384), ("04_interference", 16384)]
+    assert [budget for _, budget in ran[:-2]] == [None] * (len(ran) - 2)

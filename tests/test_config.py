@@ -1,9 +1,11 @@
 """Config loading: presets, overrides, and errors that name the field and what it allows."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from isobook.book import chapter_parameters
 from isobook.config import Config, ConfigError, describe, load_config
 from isobook.sweeps import sweep_configs
 
@@ -19,6 +21,19 @@ def test_presets_load_and_defaults_match_the_cpu_preset() -> None:
     assert gpu.model.source != "isobook" and gpu.task.family == "math-file"
     assert len(sweep_configs(gpu)) > len(sweep_configs(cpu)) and gpu.sweep.gpus_per_run == 1.0
     assert (gpu.system.engine, gpu.system.precision, gpu.system.micro_batch_tokens) == ("vllm", "auto", 16384)
+
+
+def test_the_long_book_is_the_default_with_two_chapters_at_four_times_the_budget() -> None:
+    long = load_config(ROOT / "params" / "cpu-long.yaml")
+    assert replace(long, book=Config().book) == Config()  # same base models, sets and runs, extended
+    budgets = {name: given.get("budget") for name, given in chapter_parameters("long.yaml", [], long).items()}
+    assert budgets == {"00_introduction": None, "01_recipe": None, "02_n_versus_m": 4 * long.sweep.budget,
+                       "03_bp_versus_n": None, "04_interference": 4 * long.sweep.budget, "05_data": None,
+                       "06_playbook": None}
+    with pytest.raises(ConfigError, match=r"book.budgets: '2_n' is not a chapter; allowed: 01_recipe, 02_n_versus_m"):
+        chapter_parameters("long.yaml", [], load_config(None, ["book.budgets={2_n: 8192}"]))
+    with pytest.raises(ConfigError, match=r"book.budgets: '00_introduction' takes no budget; allowed: 01_recipe, "):
+        chapter_parameters("long.yaml", [], load_config(None, ["book.budgets={00_introduction: 8192}"]))
 
 
 def test_the_lr_anchor_file_grids_around_the_default() -> None:
@@ -50,7 +65,7 @@ def test_overrides_apply_on_top_of_the_file() -> None:
         ("sets.mixtures={m: {medium: 1.0}}", r"sets.mixtures.m: unknown set \['medium'\]"),
         ("task.family=math-file", r"task.path: required"),
         ("task.chat_template=maybe", r"task.chat_template: 'maybe' is not allowed; allowed: auto, on, off"),
-        ("nonsense=1", r"nonsense: unknown field; allowed: bandit, base_model, evaluation, interference, model"),
+        ("nonsense=1", r"nonsense: unknown field; allowed: bandit, base_model, book, evaluation, interference, model"),
         ("pool_size", r"expected key=value"),
         ("train.set=medium", r"train.set: 'medium' is not a problem set; allowed: easy, hard, veryeasy, xhard, mix-dual"),
         ("train.n_train=9", r"train.n_train: must be <= train.rollouts_per_problem=8, got 9"),
@@ -65,6 +80,8 @@ def test_overrides_apply_on_top_of_the_file() -> None:
                                     r"\(0, 1\], got 0"),
         ("interference.seeds=[3, 3]", r"interference.seeds: needs at least two distinct seeds >= 0, got \[3, 3\]"),
         ("interference.sets=[medium]", r"interference.sets: 'medium' is not a problem set; allowed: easy, hard"),
+        ("book.budgets={02_n_versus_m: 0}", r"book.budgets.02_n_versus_m: 0 is out of range; allowed: \[1, inf\]"),
+        ("book.budgets={02_n_versus_m: many}", r"book.budgets.02_n_versus_m: expected int, got 'many'"),
     ],
 )
 def test_bad_values_fail_naming_the_field(override: str, message: str) -> None:

@@ -2,7 +2,8 @@
 
 * a run killed with SIGKILL resumes from its checkpoint and ends with the same metrics as
   an uninterrupted run with the same seed;
-* a finished run extended from budget C to 2C equals a single 2C run;
+* a finished run extended from budget C to 2C equals a single 2C run, and keeps the
+  policy trained to C for studies that ask for C;
 * a finished run asked again is returned without work;
 * a run whose loss stops being finite ends as failed, with the reason recorded;
 * two processes asking for one run at once train it once;
@@ -23,7 +24,11 @@ import pytest
 
 from conftest import smoke_config
 from isobook.config import ConfigError
+from isobook.run_store import policy_at
 from isobook.runs import run_grpo
+from isobook.storage import StoreError
+from isobook.sweeps import run_counts
+from isobook.transfer import transfer_counts
 
 # Tiny but real: 16 rollouts per update, 32 updates, evaluation every half doubling from 64.
 RUN = ("train.set=easy", "train.batch_problems=4", "train.rollouts_per_problem=4", "evaluation.first_rollouts=64",
@@ -102,14 +107,43 @@ def test_asking_again_returns_the_stored_run_without_work(reference_run) -> None
 
 
 def test_extending_c_to_2c_equals_one_2c_run(reference_run, outputs_with_sets: Path) -> None:
-    first = run_grpo(smoke_config(outputs_with_sets, *RUN, f"train.budget={BUDGET // 2}"), show_progress=False)
+    shorter = smoke_config(outputs_with_sets, *RUN, f"train.budget={BUDGET // 2}")
+    first = run_grpo(shorter, show_progress=False)
     assert first.updates_made == 16 and first.folder.name == reference_run.folder.name
+    weights_at_c = (first.folder / "policy" / "model.safetensors").read_bytes()
+    transfer_counts([shorter], ["easy"])  # scored at C, the scores kept beside the run
+    scores_at_c = next(first.folder.glob("transfer-easy-*.json"))
+    planted = json.loads(scores_at_c.read_text())
+    scores_at_c.write_text(json.dumps({**planted, "correct": [4] * len(planted["correct"])}))
     extended = run_grpo(smoke_config(outputs_with_sets, *RUN, f"train.budget={BUDGET}"), show_progress=False)
     assert extended.updates_made == 16
     pd.testing.assert_frame_equal(comparable(extended.metrics), comparable(reference_run.metrics))
     for table in ("train_pass.parquet", "validation.parquet"):
         pd.testing.assert_frame_equal(pd.read_parquet(extended.folder / table),
                                       pd.read_parquet(reference_run.folder / table))
+    # The policy trained to C is kept, and a study asking for C scores it, not the one at 2C.
+    assert policy_at(extended.folder, BUDGET // 2) == extended.folder / "policies" / str(BUDGET // 2)
+    assert (extended.folder / "policies" / str(BUDGET // 2) / "model.safetensors").read_bytes() == weights_at_c
+    assert policy_at(extended.folder, BUDGET) == extended.folder / "policy"
+    assert (extended.folder / "policy" / "model.safetensors").read_bytes() != weights_at_c
+    # The scores at C moved with the policy and are reused (the planted 4s come back).
+    assert not list(extended.folder.glob("transfer-*.json"))
+    kept_scores = extended.folder / "policies" / str(BUDGET // 2) / scores_at_c.name
+    at_c = transfer_counts([shorter], ["easy"])
+    assert kept_scores.is_file() and at_c.loc[at_c["run"] != "base", "correct"].eq(4).all()
+    assert set(at_c.loc[at_c["run"] != "base", "rollouts"]) == {BUDGET // 2}
+    kept_scores.unlink()  # scored afresh, the kept policy gives the run's own evaluation at C, problem by problem
+    at_c = transfer_counts([shorter], ["easy"])
+    own = run_counts([shorter], "validation")
+    own = own[own["rollouts"] == BUDGET // 2].set_index("id")["correct"].sort_index()
+    again = at_c[at_c["run"] != "base"].set_index("id")["correct"].sort_index()
+    pd.testing.assert_series_equal(again, own, check_dtype=False, check_names=False)
+
+
+def test_a_study_asking_for_a_budget_the_run_never_stopped_at_is_refused(reference_run) -> None:
+    outputs = reference_run.folder.parents[1]
+    with pytest.raises(StoreError, match=rf"holds no policy trained to {BUDGET // 2} rollouts.*finished at {BUDGET}"):
+        transfer_counts([smoke_config(outputs, *RUN, f"train.budget={BUDGET // 2}")], ["easy"])
 
 
 def test_a_killed_run_resumes_to_the_same_metrics(reference_run, outputs_with_sets: Path) -> None:

@@ -31,7 +31,7 @@ import papermill
 import yaml
 from tqdm import tqdm
 
-from isobook.config import Config, load_config
+from isobook.config import Config, ConfigError, load_config
 from isobook.pages import findings_of_notebook, landing_table
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,22 +76,52 @@ def chapters(root: Path = ROOT) -> list[str]:
             for entry in part.get("chapters", [])]
 
 
-def execute_chapters(params: str, overrides: list[str], outputs: Path, root: Path = ROOT) -> list[Path]:
-    """Execute every chapter into ``<outputs>/book/notebooks/``; returns the notebooks."""
+def chapter_parameters(params: str, overrides: list[str], config: Config, root: Path = ROOT) -> dict[str, dict]:
+    """The papermill parameters of each chapter (by file name, e.g. ``02_n_versus_m``): the
+    params file and overrides, and ``budget`` where ``book.budgets`` names the chapter (only
+    chapters whose parameters cell has a ``budget`` take one)."""
+    names = [Path(chapter).name for chapter in chapters(root)]
+    budgeted = [Path(chapter).name for chapter in chapters(root) if "budget" in _parameter_names(root / f"{chapter}.py")]
+    for name in config.book.budgets:
+        if name not in budgeted:
+            reason = "takes no budget" if name in names else "is not a chapter"
+            raise ConfigError(f"book.budgets: {name!r} {reason}; allowed: {', '.join(budgeted)}")
+    return {name: {"params": params, "overrides": overrides,
+                   **({"budget": config.book.budgets[name]} if name in config.book.budgets else {})}
+            for name in names}
+
+
+def _parameter_names(source: Path) -> set[str]:
+    """The names a chapter's ``parameters`` cell assigns."""
+    cell = next((c for c in jupytext.read(source).cells if "parameters" in c.metadata.get("tags", [])), None)
+    if cell is None:
+        return set()
+    return {line.split("=")[0].strip() for line in cell.source.splitlines() if "=" in line and line[:1].isidentifier()}
+
+
+def execute_chapters(parameters: dict[str, dict], default_budget: int, outputs: Path,
+                     root: Path = ROOT) -> list[Path]:
+    """Execute every chapter with its `parameters` (`chapter_parameters`) into
+    ``<outputs>/book/notebooks/``; returns the notebooks in the book's order. Chapters run
+    in order of budget (their own, else `default_budget`), smallest first, so every run
+    stops at each budget a chapter asks of it (keeping that budget's policy) before a later
+    chapter extends it."""
     folder = outputs / "book" / "notebooks"
     folder.mkdir(parents=True, exist_ok=True)
-    executed = []
-    for chapter in tqdm(chapters(root), desc="chapters", unit="chapter"):
+    order = chapters(root)
+    executed = {}
+    for chapter in tqdm(sorted(order, key=lambda c: parameters[Path(c).name].get("budget", default_budget)),
+                        desc="chapters", unit="chapter"):
         source = root / f"{chapter}.py"
         blank = folder / f".{source.stem}.input.ipynb"
         jupytext.write(jupytext.read(source), blank)
         target = folder / f"{source.stem}.ipynb"
-        papermill.execute_notebook(str(blank), str(target), parameters={"params": params, "overrides": overrides},
+        papermill.execute_notebook(str(blank), str(target), parameters=parameters[source.stem],
                                    cwd=str(root), kernel_name="python3", progress_bar=False)
         blank.unlink()
         tag_for_the_page(target)
-        executed.append(target)
-    return executed
+        executed[chapter] = target
+    return [executed[chapter] for chapter in order]
 
 
 def tag_for_the_page(notebook: Path) -> None:
@@ -158,8 +188,10 @@ def build_book(params: str, overrides: list[str], root: Path = ROOT) -> Path:
     """Execute the chapters and build the HTML book into ``<system.outputs>/book/``; returns
     the built ``index.html``. The params are checked before any chapter runs."""
     params = str(Path(params).resolve())  # chapters run in `root`
-    outputs = root / load_config(params, overrides).system.outputs
-    notebooks = execute_chapters(params, overrides, outputs, root)
+    config = load_config(params, overrides)
+    outputs = root / config.system.outputs
+    notebooks = execute_chapters(chapter_parameters(params, overrides, config, root), config.sweep.budget, outputs,
+                                 root)
     source = outputs / "book" / "src"
     if source.exists():
         shutil.rmtree(source)

@@ -9,8 +9,9 @@ Sections: ``model`` (which base model), ``task`` (which problem family), ``base_
 (how isobook trains its own base model), ``sampling`` (rollout decoding), ``sets``
 (difficulty profiling and the problem sets), ``train`` (one GRPO run: set, B_p, n,
 budget), ``recipe`` (the loss and optimizer), ``evaluation`` (what is measured when),
-``sweep`` (a grid of runs and where they execute), ``system`` (seed, threads, output folder,
-device, precision, rollout engine).
+``sweep`` (a grid of runs and where they execute), ``bandit`` and ``interference``
+(chapter 04's experiments), ``book`` (chapters' own budgets), ``system`` (seed, threads,
+output folder, device, precision, rollout engine).
 """
 
 from __future__ import annotations
@@ -384,6 +385,22 @@ class InterferenceConfig:
 
 
 @dataclass(frozen=True)
+class BookConfig:
+    """How `isobook book` executes the chapters. `budgets` gives chosen chapters rollouts per
+    run of their own (papermill's ``budget`` parameter), e.g. ``{02_n_versus_m: 16384}``;
+    the others run to ``sweep.budget``. A larger budget extends the stored runs, and a
+    chapter asking for a smaller one reads them as of that budget (`params/cpu-long.yaml`)."""
+
+    budgets: dict[str, int] = option(dict, "rollouts per sweep run by chapter (its file name in book/ without .py; "
+                                     "chapter 01 runs to half of it)", factory=True)
+
+    def __post_init__(self) -> None:
+        for chapter, rollouts in self.budgets.items():
+            if rollouts < 1:
+                raise ConfigError(f"book.budgets.{chapter}: {rollouts} is out of range; allowed: [1, inf]")
+
+
+@dataclass(frozen=True)
 class SystemConfig:
     """Where and how work runs."""
 
@@ -422,6 +439,7 @@ class Config:
     sweep: SweepConfig = field(default_factory=SweepConfig)
     bandit: BanditConfig = field(default_factory=BanditConfig)
     interference: InterferenceConfig = field(default_factory=InterferenceConfig)
+    book: BookConfig = field(default_factory=BookConfig)
     system: SystemConfig = field(default_factory=SystemConfig)
 
     def __post_init__(self) -> None:

@@ -4,7 +4,9 @@
     <outputs>/sets/<sets_id>/                            its difficulty profile and problem sets
     <outputs>/base_scores/<set>-s<seed>-<hash>.json      the base model's step-0 scores
     <outputs>/runs/<run_name>/                           one GRPO run (`run_store`)
-    <outputs>/runs/<run_name>/transfer-<set>-<hash>.json a policy's counts on another set
+    <outputs>/runs/<run_name>/transfer-<set>-<hash>.json its policy's counts on another set
+    <outputs>/runs/<run_name>/policies/<rollouts>/       a policy kept when the run was extended,
+                                                         with its transfer counts
 
 A name is readable (``easy-bp32-n8-s0``) plus six hex digits hashing everything else that
 changes the result (`fingerprint`). What enters the hash of a config section: every field
@@ -170,7 +172,8 @@ def bandit_curves_path(config: Config, kind: str) -> Path:
 
 def transfer_cache_name(config: Config, set_name: str) -> str:
     """A policy's counts on `set_name`'s validation problems, kept in the policy's folder
-    (the run's, or ``base_scores/`` for the base model). Unlike `run_name` it hashes all of
-    ``evaluation`` (``checkpoint_every`` too), as the caches stored before it did."""
+    (the run's for ``policy/``, ``policies/<rollouts>/`` for a kept one, or ``base_scores/``
+    for the base model). Unlike `run_name` it hashes all of ``evaluation``
+    (``checkpoint_every`` too), as the caches stored before it did."""
     digest = fingerprint(sets_id(config), set_name, config.train.seed, config.evaluation, config.sampling)
     return f"transfer-{set_name}-{digest}.json"

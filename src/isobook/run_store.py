@@ -15,7 +15,10 @@ measurements (``easy-bp32-n8-s0-1a2b3c``, `names.run_name`). A folder holds:
   them to put an uncertainty on every comparison);
 * ``state.pt``: the resumable checkpoint (weights, optimizer, update count, and the rows
   above as of that update), written atomically in one file so it is never inconsistent;
-* ``policy/``: the trained model as a ``save_pretrained`` folder, once finished.
+* ``policy/``: the trained model as a ``save_pretrained`` folder, once finished;
+* ``policies/<rollouts>/``: the policy of each budget the run finished at before it was
+  extended (`keep_finished_policy`), so a study that asks for the shorter budget still
+  scores the policy trained to it (`policy_at`).
 
 Every write is atomic (`storage`): a kill leaves the previous version of each file.
 """
@@ -114,3 +117,31 @@ def read_counts(folder: Path, split: str) -> pd.DataFrame:
     if not path.is_file():
         return pd.DataFrame(columns=COUNT_COLUMNS)
     return read_stored(path, pd.read_parquet, f"delete {folder} to train the run again")
+
+
+def keep_finished_policy(folder: Path) -> None:
+    """Before a finished run is extended, move its policy (and the transfer scores kept
+    beside the run for it) to ``policies/<rollouts>/``. Each move is a rename, so a kill
+    leaves the policy whole in one place or the other."""
+    status, policy = read_status(folder), folder / "policy"
+    if not (status and status["status"] == "finished" and policy.is_dir()):
+        return
+    kept = folder / "policies" / str(status["rollouts"])
+    if kept.exists():
+        return
+    for scores in folder.glob("transfer-*.json"):
+        scores.rename(policy / scores.name)
+    kept.parent.mkdir(exist_ok=True)
+    policy.rename(kept)
+
+
+def policy_at(folder: Path, rollouts: int) -> Path | None:
+    """The run's policy trained to exactly `rollouts`: ``policies/<rollouts>/`` if the run
+    was extended since, ``policy/`` if it finished there; None if it holds neither."""
+    kept = folder / "policies" / str(rollouts)
+    if kept.is_dir():
+        return kept
+    status = read_status(folder)
+    if status and status["status"] == "finished" and status["rollouts"] == rollouts and (folder / "policy").is_dir():
+        return folder / "policy"
+    return None

@@ -43,8 +43,8 @@ from isobook.names import Seed, base_scores_path, run_folder, step_seed
 from isobook.pipeline import load_set, prepare_sets
 from isobook.recipe import LrScaling, lr_at, scaled_lr
 from isobook.rollout import training_engine
-from isobook.run_store import (RunState, load_checkpoint, read_metrics, read_status, save_checkpoint, write_config,
-                               write_status, write_tables)
+from isobook.run_store import (RunState, keep_finished_policy, load_checkpoint, read_metrics, read_status,
+                               save_checkpoint, write_config, write_status, write_tables)
 from isobook.storage import StoreError, atomic_folder, cached_json
 from isobook.tasks import Problem, make_task
 from isobook.trainer import GRPOTrainer, TrainerSettings, TrainingDiverged
@@ -103,6 +103,8 @@ def _train(config: Config, folder: Path, show_progress: bool) -> RunResult:
         setup.engine.load_weights(setup.policy)  # the engine started from the base model's weights
     start = state.steps
     if main:
+        if start:
+            keep_finished_policy(folder)  # a study asking for the shorter budget still finds its policy
         write_config(folder, config)
         write_status(folder, "running", state)
     batch = config.train.batch_rollouts

@@ -5,8 +5,9 @@ paper Figure 15): does training on hard problems forget easy ones, does very-eas
     counts = transfer_counts(configs, ["easy", "hard", "veryeasy"])   # one row per (policy, set, problem)
 
 Scores use the same estimators, samples and seed as a run's own evaluation, on the first
-`evaluation.validation_problems` problems of each set's validation split. The base model
-is scored too (``run`` = "base"), as the point nothing was trained.
+`evaluation.validation_problems` problems of each set's validation split, by the policy
+trained to each config's budget (an extended run keeps its earlier ones, `run_store.policy_at`).
+The base model is scored too (``run`` = "base"), as the point nothing was trained.
 """
 
 from __future__ import annotations
@@ -23,19 +24,20 @@ from isobook.evaluation import correct_counts
 from isobook.names import Seed, base_scores_path, run_folder, run_name, step_seed, transfer_cache_name
 from isobook.pipeline import load_set, prepare_sets
 from isobook.rollout import inference_engine
-from isobook.run_store import read_status
+from isobook.run_store import policy_at, read_status
 from isobook.runs import problems_of
-from isobook.storage import cached_json
+from isobook.storage import StoreError, cached_json
 from isobook.tasks import Problem, make_task
 
 
 def transfer_counts(configs: list[Config], set_names: Sequence[str]) -> pd.DataFrame:
-    """Per-problem correct counts of the base model and of every finished run's final
-    policy in `configs` on each set in `set_names`: one row per (``run``, ``train_set``,
-    ``n``, ``rollouts``, ``set``, ``id``) with ``correct`` and ``samples``. Every policy
-    draws with the same seed, so counts pair problem by problem across policies. Counts
-    are kept beside each policy (``transfer-<set>-<hash>.json``) and reused while the
-    policy is unchanged."""
+    """Per-problem correct counts of the base model and of every finished run's policy at
+    its config's budget in `configs` on each set in `set_names`: one row per (``run``,
+    ``train_set``, ``n``, ``rollouts``, ``set``, ``id``) with ``correct`` and ``samples``.
+    Every policy draws with the same seed, so counts pair problem by problem across
+    policies. Counts are kept as ``transfer-<set>-<hash>.json`` (in the run's folder for
+    ``policy/``, inside ``policies/<rollouts>/`` for a kept one) and reused while the policy
+    is unchanged. A run that holds no policy at its config's budget is refused (StoreError)."""
     if not configs:
         raise ValueError("configs: at least one run config is needed")
     first = configs[0]
@@ -45,11 +47,21 @@ def transfer_counts(configs: list[Config], set_names: Sequence[str]) -> pd.DataF
         ({"run": "base", "train_set": "-", "n": 0, "rollouts": 0}, ensure_base_model(first),
          base_scores_path(first).parent)]
     for config in configs:
-        status = read_status(run_folder(config))
+        folder = run_folder(config)
+        status = read_status(folder)
         if status and status["status"] == "finished":
+            rollouts = config.train.steps * config.train.batch_rollouts
+            weights = policy_at(folder, rollouts)
+            if weights is None:
+                raise StoreError(f"{folder}: holds no policy trained to {rollouts:,} rollouts, the run's budget here "
+                                 f"(it finished at {status['rollouts']:,}; a run keeps the policy of each budget it "
+                                 "finished at before being extended, and this one never stopped there or was extended "
+                                 f"before isobook kept policies); ask for {status['rollouts']:,} rollouts (a chapter's "
+                                 "budget, book.budgets), or build the book at the smaller budget first in a fresh "
+                                 "outputs folder")
             policies.append(({"run": run_name(config), "train_set": config.train.set,
-                              "n": config.train.rollouts_per_problem, "rollouts": status["rollouts"]},
-                             run_folder(config) / "policy", run_folder(config)))
+                              "n": config.train.rollouts_per_problem, "rollouts": rollouts},
+                             weights, folder if weights.name == "policy" else weights))
     task, seed = make_task(first.task), step_seed(first.train.seed, Seed.EVALUATION, 0)
     cache_names = {name: transfer_cache_name(first, name) for name in set_names}
 
