@@ -16,7 +16,7 @@ import time
 import torch
 
 from isobook.config import ModelConfig, SamplingConfig, TaskConfig
-from isobook.models import build_qwen2, load_causal_lm
+from isobook.models import build_model, load_causal_lm
 from isobook.rollout import RolloutEngine, TorchEngine, kv_decode
 from isobook.tasks import make_task
 from isobook.tokenizer import build_char_tokenizer
@@ -50,7 +50,7 @@ def main() -> None:
         model, tokenizer = load_causal_lm(args.model)
     else:
         tokenizer = build_char_tokenizer()
-        model = build_qwen2(ModelConfig(), tokenizer, seed=0)
+        model = build_model(ModelConfig(), tokenizer, seed=0)
     model.eval()
     prompts = [p.prompt for p in make_task(TaskConfig()).problems(args.prompts, seed=0)]
     # A random model rarely says <eos>: fix the length so both engines do the same work.

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from isobook.config import ModelConfig, SamplingConfig, TaskConfig
-from isobook.models import build_qwen2, parameter_count
+from isobook.models import build_model, parameter_count
 from isobook.rollout import TorchEngine
 from isobook.rollout.vllm_engine import VLLMEngine
 from isobook.tasks import make_task
@@ -47,7 +47,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="isobook-bench-") as scratch:  # the models' folders, for vLLM
         folder = Path(scratch)
         for name, size in SIZES.items():
-            model = build_qwen2(size, tokenizer, seed=0).eval()
+            model = build_model(size, tokenizer, seed=0).eval()
             model.save_pretrained(folder / name)
             tokenizer.save_pretrained(folder / name)
             models[name] = model

@@ -6,14 +6,14 @@ import torch
 
 from isobook.base_model import IGNORE, learning_rate, teacher_batch
 from isobook.config import ModelConfig
-from isobook.models import build_qwen2
+from isobook.models import build_model
 from isobook.tasks import ChainArithmetic
 from isobook.tokenizer import build_char_tokenizer
 
 
 def test_packed_rows_give_each_sample_its_own_logits() -> None:
     tokenizer = build_char_tokenizer()
-    model = build_qwen2(ModelConfig(hidden_size=32, num_layers=2, num_heads=2, intermediate_size=64),
+    model = build_model(ModelConfig(hidden_size=32, num_layers=2, num_heads=2, intermediate_size=64),
                         tokenizer, seed=0).eval()
     batch = teacher_batch(ChainArithmetic(max_ops=4, max_carries=2), tokenizer, 12, np.random.default_rng(0), row_tokens=64)
     assert batch["input_ids"].shape[1] == 64 and batch["input_ids"].shape[0] < 12

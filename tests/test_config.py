@@ -7,7 +7,7 @@ import pytest
 
 from isobook.book import chapter_parameters
 from isobook.config import Config, ConfigError, describe, load_config
-from isobook.sweeps import sweep_configs
+from isobook.sweeps import model_arms, sweep_configs
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,6 +21,7 @@ def test_presets_load_and_defaults_match_the_cpu_preset() -> None:
     assert gpu.model.source != "isobook" and gpu.task.family == "math-file"
     assert len(sweep_configs(gpu)) > len(sweep_configs(cpu)) and gpu.sweep.gpus_per_run == 1.0
     assert (gpu.system.engine, gpu.system.precision, gpu.system.micro_batch_tokens) == ("vllm", "auto", 16384)
+    assert list(model_arms(gpu)) == ["Qwen2.5-0.5B-Instruct", "Llama-3.2-1B-Instruct"]  # chapter 07's two checkpoints
 
 
 def test_the_long_book_is_the_default_with_two_chapters_at_four_times_the_budget() -> None:
@@ -29,7 +30,7 @@ def test_the_long_book_is_the_default_with_two_chapters_at_four_times_the_budget
     budgets = {name: given.get("budget") for name, given in chapter_parameters("long.yaml", [], long).items()}
     assert budgets == {"00_introduction": None, "01_recipe": None, "02_n_versus_m": 4 * long.sweep.budget,
                        "03_bp_versus_n": None, "04_interference": 4 * long.sweep.budget, "05_data": None,
-                       "06_playbook": None}
+                       "06_playbook": None, "07_models_and_baselines": None}
     with pytest.raises(ConfigError, match=r"book.budgets: '2_n' is not a chapter; allowed: 01_recipe, 02_n_versus_m"):
         chapter_parameters("long.yaml", [], load_config(None, ["book.budgets={2_n: 8192}"]))
     with pytest.raises(ConfigError, match=r"book.budgets: '00_introduction' takes no budget; allowed: 01_recipe, "):
@@ -65,7 +66,7 @@ def test_overrides_apply_on_top_of_the_file() -> None:
         ("sets.mixtures={m: {medium: 1.0}}", r"sets.mixtures.m: unknown set \['medium'\]"),
         ("task.family=math-file", r"task.path: required"),
         ("task.chat_template=maybe", r"task.chat_template: 'maybe' is not allowed; allowed: auto, on, off"),
-        ("nonsense=1", r"nonsense: unknown field; allowed: bandit, base_model, book, evaluation, interference, model"),
+        ("nonsense=1", r"nonsense: unknown field; allowed: bandit, base_model, baseline, book, evaluation, interference, model"),
         ("pool_size", r"expected key=value"),
         ("train.set=medium", r"train.set: 'medium' is not a problem set; allowed: easy, hard, veryeasy, xhard, mix-dual"),
         ("train.n_train=9", r"train.n_train: must be <= train.rollouts_per_problem=8, got 9"),
@@ -82,6 +83,14 @@ def test_overrides_apply_on_top_of_the_file() -> None:
         ("interference.sets=[medium]", r"interference.sets: 'medium' is not a problem set; allowed: easy, hard"),
         ("book.budgets={02_n_versus_m: 0}", r"book.budgets.02_n_versus_m: 0 is out of range; allowed: \[1, inf\]"),
         ("book.budgets={02_n_versus_m: many}", r"book.budgets.02_n_versus_m: expected int, got 'many'"),
+        ("model.architecture=gpt2", r"model.architecture: 'gpt2' is not allowed; allowed: qwen2, llama"),
+        ("model.num_kv_heads=3", r"model.num_kv_heads: must divide model.num_heads=4, got 3"),
+        ("second_model.num_heads=3", r"second_model.num_heads: must divide second_model.hidden_size=64, got 3"),
+        ("second_model.num_kv_heads=3", r"second_model.num_kv_heads: must divide second_model.num_heads=4, got 3"),
+        ("second_model.set=medium", r"second_model.set: 'medium' is not a problem set; allowed: easy, hard"),
+        ("baseline.n_train=16", r"baseline.n_train: must be < baseline.rollouts_per_problem=16, got 16"),
+        ("baseline.rollouts_per_problem=12", r"baseline.rollouts_per_problem: needs a power of two, got 12"),
+        ("baseline.seeds=[0]", r"baseline.seeds: needs at least two distinct seeds >= 0, got \[0\]"),
     ],
 )
 def test_bad_values_fail_naming_the_field(override: str, message: str) -> None:
@@ -113,7 +122,7 @@ def test_describe_is_a_params_file_of_the_same_config(preset: str, tmp_path: Pat
 
 def test_describe_comments_each_field_with_its_help_and_allowed_values() -> None:
     lines = describe(Config()).splitlines()
-    assert "  hidden_size: 96         # hidden width of isobook's own Qwen2; allowed: [8, inf]" in lines
+    assert "  hidden_size: 96         # hidden width of isobook's own model; allowed: [8, inf]" in lines
     assert "  family: chain" in next(line for line in lines if line.startswith("  family:"))
     assert next(line for line in lines if line.startswith("  family:")).endswith(
         "# problem family; allowed: chain, math-file")

@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from isobook.findings import (Interval, Verdict, bandit_optima, bandit_optimum, seeds_multiplier, best_candidate, combine, greater, n_star_grows,
+from isobook.findings import (Interval, Verdict, bandit_optima, bandit_optimum, seeds_multiplier, best_candidate, combine, gap_opens,
+                              greater, n_star_grows,
                               optima_by_budget,
                               optimum, optimum_above, paired_interval, per_problem, piles_up, planner_regret,
                               optimum_of, problem_scores, smallest_n_wins, spread_comparison,
@@ -236,6 +237,23 @@ def test_training_statistics_compare_by_welch_interval_over_the_last_quarter() -
     missing = training_statistic_rises(logged({"entropy": high}), logged({"entropy": high}).iloc[:1], ["entropy"],
                                        claim, ("a", "b"))
     assert missing.verdict == Verdict.NOT_MEASURED
+
+
+def test_the_gap_opens_when_training_reward_rises_and_validation_does_not() -> None:
+    rng = np.random.default_rng(1)
+    flat = np.full(16, 0.5) + 0.01 * rng.standard_normal(16)
+    rising = np.linspace(0.3, 0.7, 16) + 0.01 * rng.standard_normal(16)
+    stalled = pd.concat([counts(0.0, 2048), counts(0.0, 4096)])  # the same policy halfway and at the end
+    improved = pd.concat([counts(0.0, 2048), counts(0.2, 4096)])
+    claim = "training reward keeps rising while validation has stopped"
+    gap = gap_opens(logged({"reward": rising}), stalled, METRIC, claim)
+    assert gap.verdict == Verdict.REPRODUCED
+    assert "third -> last quarter of 16 updates" in gap.measured and "(2,048 -> 4,096 rollouts)" in gap.measured
+    assert "training rise: +0.1" in gap.uncertainty and "over 200 problems" in gap.uncertainty
+    assert gap_opens(logged({"reward": rising}), improved, METRIC, claim).verdict == Verdict.NOT_REPRODUCED
+    assert gap_opens(logged({"reward": flat}), stalled, METRIC, claim).verdict == Verdict.TIE
+    assert gap_opens(logged({"reward": rising[:3]}), stalled, METRIC, claim).verdict == Verdict.NOT_MEASURED
+    assert gap_opens(logged({"reward": rising}), counts(0.0, 4096), METRIC, claim).verdict == Verdict.NOT_MEASURED
 
 
 def bandit_curves(final: dict[int, float], se: float) -> pd.DataFrame:

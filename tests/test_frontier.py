@@ -8,7 +8,7 @@ import pytest
 
 from isobook.fits import SigmoidFit, fit_sigmoid, sigmoid
 from isobook.frontier import (analyse_frontier, fit_curves, fit_optimal, frontier, measured_frontier, pass_summary,
-                              record_breaking)
+                              record_breaking, training_rewards)
 from isobook.planner import ExtrapolationWarning, held_out_check, plan
 
 N_VALUES = [2, 4, 8, 16, 32]
@@ -83,6 +83,19 @@ def test_pass_summary_counts_stuck_and_solved_problems() -> None:
     assert table.loc[0, ["stuck", "solved", "mean"]].tolist() == [0.5, 0.25, 0.375]
     assert table.loc[512, ["stuck", "solved", "mean"]].tolist() == [0.25, 0.5, 0.625]
     assert table.loc[0, "std"] == pytest.approx(np.std([0, 0, 1, 0.5]))
+
+
+def test_training_rewards_average_the_updates_since_the_previous_evaluation() -> None:
+    nan = np.nan
+    run = pd.DataFrame({"step": range(6), "rollouts": [0, 64, 128, 192, 256, 320],
+                        "reward": [nan, 0.1, 0.3, 0.5, 0.7, 0.9], "val_avg@4": [0.4, nan, 0.5, nan, 0.6, nan]})
+    history = pd.concat([run.assign(n=4, seed=0), run.assign(n=8, seed=0, reward=run["reward"] / 2)])
+    table = training_rewards(history, ["n"], "val_avg@4")
+    assert table.columns.tolist() == ["n", "seed", "rollouts", "reward"]
+    # updates 1-2 close at the evaluation at 128, 3-4 at 256; update 5 has no later evaluation
+    assert table[table["n"] == 4]["rollouts"].tolist() == [128, 256]
+    assert table[table["n"] == 4]["reward"].tolist() == pytest.approx([0.2, 0.6])
+    assert table[table["n"] == 8]["reward"].tolist() == pytest.approx([0.1, 0.3])
 
 
 def test_plan_rounds_n_in_log_space_and_gives_m_the_rest() -> None:

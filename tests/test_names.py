@@ -8,10 +8,10 @@ import pytest
 import isobook.config
 import isobook.sweeps.execute
 from conftest import smoke_config
-from isobook.config import Config, TrainConfig, load_config
+from isobook.config import Config, ConfigError, TrainConfig, load_config
 from isobook.names import (Seed, base_model_id, base_scores_path, fingerprint, run_name, sets_id, step_seed,
                            transfer_cache_name)
-from isobook.sweeps import run_sweep, sweep_configs
+from isobook.sweeps import grid_run, model_arms, run_sweep, sweep_configs
 
 
 def test_names_are_those_isobook_wrote_before_the_naming_moved() -> None:
@@ -46,6 +46,22 @@ def test_the_default_configs_names_and_the_chat_fields() -> None:
     assert sets_id(load_config(None, [*math, "task.chat_template=off"])) == "Qwen-pool4000-5be16a"
     assert len({sets_id(load_config(None, [*math, f"task.chat_template={mode}"]))
                 for mode in ("off", "auto", "on")}) == 3
+
+
+def test_the_second_base_model_is_named_by_its_layout_and_keeps_the_mains_names() -> None:
+    """Chapter 07's second model (a Llama) gets a base model, sets and runs of its own; the
+    new model fields at their defaults leave the main model's names as they were."""
+    arms = model_arms(Config())
+    assert list(arms) == ["qwen2-h96-l3", "llama-h64-l4"]
+    main, second = arms.values()
+    assert base_model_id(main) == "qwen2-h96-l3-chain-s0-fd7ea5"
+    assert base_model_id(second) == "llama-h64-l4-chain-s0-357f14"
+    assert second.model.key_value_heads == 2 and second.task == main.task and second.base_model == main.base_model
+    assert run_name(grid_run(main, "easy", 8, 4)) == "easy-bp8-n4-s0-14b98e"  # chapter 02's run
+    assert run_name(grid_run(second, "easy", 8, 4)) == "easy-bp8-n4-s0-d4c9a5"
+    same = ["second_model.architecture=qwen2", "second_model.hidden_size=96", "second_model.num_layers=3"]
+    with pytest.raises(ConfigError, match="second_model: labelled like the main model .qwen2-h96-l3."):
+        model_arms(load_config(None, same))
 
 
 def test_fingerprints_depend_on_content_only() -> None:

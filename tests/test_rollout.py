@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from isobook.config import ModelConfig, SamplingConfig
-from isobook.models import build_qwen2
+from isobook.models import build_model
 from isobook.rollout import TorchEngine
 from isobook.tokenizer import build_char_tokenizer
 
@@ -14,7 +14,7 @@ PROMPTS = ["7+5=", "1+2-3+4-5=", "9-1="]
 @pytest.fixture(scope="module")
 def engine() -> TorchEngine:
     tokenizer = build_char_tokenizer()
-    model = build_qwen2(ModelConfig(hidden_size=16, num_layers=1, num_heads=2, intermediate_size=32), tokenizer, seed=0)
+    model = build_model(ModelConfig(hidden_size=16, num_layers=1, num_heads=2, intermediate_size=32), tokenizer, seed=0)
     return TorchEngine(model.eval(), tokenizer, batch_rollouts=8)
 
 
@@ -111,3 +111,30 @@ def test_greedy_decoding_and_bf16_autocast_over_float32_weights(engine: TorchEng
         expected = torch.log_softmax(logits[len(prompt) - 1 : -1] / 0.6, -1).gather(
             -1, torch.tensor(completion)[:, None]).squeeze(-1)
         assert torch.allclose(rollouts.logprobs[row, :length], expected, atol=0.05)  # bf16's 8-bit mantissa
+
+
+def test_a_llama_with_grouped_query_attention_samples_its_own_log_probs() -> None:
+    tokenizer = build_char_tokenizer()
+    config = ModelConfig(architecture="llama", hidden_size=16, num_layers=2, num_heads=4, num_kv_heads=2,
+                         intermediate_size=32)
+    model = build_model(config, tokenizer, seed=0).eval()
+    assert model.config.model_type == "llama" and model.config.num_key_value_heads == 2
+    attention = model.model.layers[0].self_attn
+    assert attention.q_proj.bias is None and attention.k_proj.weight.shape == (8, 16)  # 2 heads of 4
+    assert model.lm_head.weight.data_ptr() != model.model.embed_tokens.weight.data_ptr()  # untied
+    qwen = build_model(ModelConfig(hidden_size=16, num_layers=2, num_heads=4, intermediate_size=32), tokenizer, 0)
+    assert qwen.model.layers[0].self_attn.q_proj.bias is not None
+    assert qwen.lm_head.weight.data_ptr() == qwen.model.embed_tokens.weight.data_ptr()  # tied
+
+    torch.manual_seed(2)
+    sampling = SamplingConfig(temperature=0.6, max_new_tokens=10)
+    rollouts = TorchEngine(model, tokenizer, batch_rollouts=8).generate(PROMPTS, n=2, sampling=sampling)
+    for row in range(6):
+        prompt = tokenizer(PROMPTS[row // 2])["input_ids"]
+        length = int(rollouts.lengths[row])
+        completion = rollouts.completion_ids[row, :length].tolist()
+        with torch.no_grad():
+            logits = model(torch.tensor([prompt + completion])).logits[0]  # [T, V]
+        scores = torch.log_softmax(logits[len(prompt) - 1 : -1] / sampling.temperature, dim=-1)
+        expected = scores.gather(-1, torch.tensor(completion)[:, None]).squeeze(-1)
+        assert torch.allclose(rollouts.logprobs[row, :length], expected, atol=1e-4)

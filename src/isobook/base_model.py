@@ -1,4 +1,4 @@
-"""isobook's own base model: a small Qwen2 taught the task by its (noisy) teacher.
+"""isobook's own base model: a small Qwen2 (or Llama) taught the task by its (noisy) teacher.
 
 Supervised next-token training on completions only (prompt tokens carry no loss), fresh
 teacher samples every step (batch ``step`` drawn from seed ``(seed, step)``, so a resumed
@@ -27,7 +27,7 @@ from tqdm import tqdm
 from transformers import AutoConfig, PreTrainedModel, PreTrainedTokenizerBase
 
 from isobook.config import BaseModelConfig, Config, ConfigError
-from isobook.models import build_qwen2, parameter_count
+from isobook.models import build_model, parameter_count
 from isobook.names import base_model_path
 from isobook.packing import pack_sequences
 from isobook.storage import atomic_folder, atomic_torch_save
@@ -111,7 +111,7 @@ def train_base_model(config: Config, task: ChainArithmetic, folder: Path) -> Non
     settings = config.base_model
     torch.set_num_threads(config.system.threads)
     tokenizer = build_char_tokenizer()
-    model = build_qwen2(config.model, tokenizer, seed=config.system.seed)
+    model = build_model(config.model, tokenizer, seed=config.system.seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
     partial = folder.with_name(folder.name + ".partial")
     state_file = partial / "state.pt"

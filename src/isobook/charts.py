@@ -70,6 +70,23 @@ def curves_chart(points: pd.DataFrame, metric: str, color: str = "n", title: str
     ).properties(width=WIDTH, height=HEIGHT)
 
 
+def gap_chart(rewards: pd.DataFrame, metric: str, title: str = "") -> alt.Chart:
+    """Training reward (dashed) and validation `metric` (solid) versus rollouts, one colour
+    per n (paper Figure 13). `rewards`: columns ``n``, ``rollouts``, ``reward`` (the
+    training batches', `frontier.training_rewards`) and `metric`."""
+    kinds = {metric: f"validation ({metric})", "reward": "training batches"}
+    data = rewards.melt(id_vars=["n", "rollouts"], value_vars=list(kinds), var_name="kind", value_name="value")
+    data["measured on"] = data["kind"].map(kinds)
+    data["label"], order = category_labels(data["n"])
+    return alt.Chart(data, title=title).mark_line(point=True).encode(
+        x=compute_axis(data["rollouts"]),
+        y=alt.Y("value:Q", title="reward", scale=alt.Scale(zero=False)),
+        color=category_color("label", order, "n"),
+        strokeDash=alt.StrokeDash("measured on:N", title="measured on", sort=list(kinds.values()),
+                                  legend=alt.Legend(symbolType="stroke", symbolStrokeColor="gray")),
+    ).properties(width=WIDTH, height=HEIGHT)
+
+
 def frontier_chart(fits: dict[tuple, SigmoidFit], edge: pd.DataFrame, metric: str, key: str = "n",
                    title: str = "") -> alt.LayerChart:
     """Fitted curves (thin, one per `key` value) under the compute-optimal frontier, whose

@@ -10,8 +10,9 @@ Sections: ``model`` (which base model), ``task`` (which problem family), ``base_
 (difficulty profiling and the problem sets), ``train`` (one GRPO run: set, B_p, n,
 budget), ``recipe`` (the loss and optimizer), ``evaluation`` (what is measured when),
 ``sweep`` (a grid of runs and where they execute), ``bandit`` and ``interference``
-(chapter 04's experiments), ``book`` (chapters' own budgets), ``system`` (seed, threads,
-output folder, device, precision, rollout engine).
+(chapter 04's experiments), ``second_model`` and ``baseline`` (chapter 07's), ``book``
+(chapters' own budgets), ``system`` (seed, threads, output folder, device, precision,
+rollout engine).
 """
 
 from __future__ import annotations
@@ -51,21 +52,34 @@ def option(default: Any, help: str, *, low: float | None = None, high: float | N
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """Which base model. ``source: isobook`` builds and trains our own small Qwen2; any
-    other value is a local Hugging Face folder or hub id loaded as is (sizes ignored)."""
+    """Which base model. ``source: isobook`` builds and trains our own small Qwen2 (or
+    Llama, `architecture`); any other value is a local Hugging Face folder or hub id loaded
+    as is (sizes ignored)."""
 
     source: str = option("isobook", "'isobook', or a local HF causal-LM folder / hub id")
-    hidden_size: int = option(96, "hidden width of isobook's own Qwen2", low=8)
+    hidden_size: int = option(96, "hidden width of isobook's own model", low=8)
     num_layers: int = option(3, "transformer blocks", low=1)
     num_heads: int = option(4, "attention heads (must divide hidden_size)", low=1)
     intermediate_size: int = option(288, "MLP width", low=8)
     max_positions: int = option(128, "longest sequence in tokens (prompt + completion)", low=16)
+    architecture: str = option("qwen2", "layout of isobook's own model: qwen2 (biased q/k/v projections, tied "
+                               "embeddings) or llama (no biases, untied embeddings)", choices=("qwen2", "llama"))
+    num_kv_heads: int | None = option(None, "key/value heads (grouped-query attention; must divide num_heads); "
+                                      "null: num_heads", low=1)
 
     def __post_init__(self) -> None:
         if self.hidden_size % self.num_heads:
             raise ConfigError(
                 f"model.num_heads: must divide model.hidden_size={self.hidden_size}, got {self.num_heads}"
             )
+        if self.num_kv_heads is not None and self.num_heads % self.num_kv_heads:
+            raise ConfigError(f"model.num_kv_heads: must divide model.num_heads={self.num_heads}, got "
+                              f"{self.num_kv_heads}")
+
+    @property
+    def key_value_heads(self) -> int:
+        """Key/value heads of the built model (`num_kv_heads`, else one per query head)."""
+        return self.num_kv_heads or self.num_heads
 
 
 @dataclass(frozen=True)
@@ -385,6 +399,59 @@ class InterferenceConfig:
 
 
 @dataclass(frozen=True)
+class SecondModelConfig:
+    """Chapter 07's second base model: isobook's own model in another layout and size,
+    taught the same task by the same teacher for as many steps, with sets of its own from
+    its own avg@16 (or, with `source`, a checkpoint of the user's). Its n-versus-M sweep is
+    the sweep's n at its first B_p on `set`, beside the main model's (chapter 02's runs).
+    ``max_positions`` is ``model``'s."""
+
+    source: str = option("isobook", "'isobook' (built from the fields below), or a local HF causal-LM folder / "
+                         "hub id")
+    architecture: str = option("llama", "its layout (see model.architecture)", choices=("qwen2", "llama"))
+    hidden_size: int = option(64, "its hidden width", low=8)
+    num_layers: int = option(4, "its transformer blocks", low=1)
+    num_heads: int = option(4, "its attention heads (must divide hidden_size)", low=1)
+    num_kv_heads: int | None = option(2, "its key/value heads (must divide num_heads); null: num_heads", low=1)
+    intermediate_size: int = option(176, "its MLP width", low=8)
+    set: str = option("easy", "the problem set both models' n-versus-M sweeps train on")
+
+    def __post_init__(self) -> None:
+        if self.hidden_size % self.num_heads:
+            raise ConfigError(f"second_model.num_heads: must divide second_model.hidden_size={self.hidden_size}, "
+                              f"got {self.num_heads}")
+        if self.num_kv_heads is not None and self.num_heads % self.num_kv_heads:
+            raise ConfigError(f"second_model.num_kv_heads: must divide second_model.num_heads={self.num_heads}, "
+                              f"got {self.num_kv_heads}")
+
+
+@dataclass(frozen=True)
+class BaselineConfig:
+    """Chapter 07's baseline study (paper Appendix C) at the sweep's first B_p and matched
+    sampling compute: n rollouts per problem for both the baseline and the gradient; the
+    decoupled baseline (the group mean and std of all n, the gradient on a random `n_train`
+    of them, ``train.n_train``); and `n_train` rollouts per problem alone. The first two
+    share their samples and baseline and differ in how many samples carry a gradient
+    (exploration); the last two train on as many samples per problem and differ in the
+    baseline (and, at matched compute, the small arm makes n / n_train times more updates)."""
+
+    set: str = option("easy", "the problem set the three arms train on")
+    rollouts_per_problem: int = option(16, "n of the large arm and of the decoupled arm's baseline (a power of "
+                                       "two)", low=4)
+    n_train: int = option(4, "rollouts per problem the decoupled arm trains on, and n of the small arm", low=2)
+    seeds: tuple[int, ...] = option((0, 1), "seeds of each arm (at least two: the arms differ by little)")
+
+    def __post_init__(self) -> None:
+        if self.n_train >= self.rollouts_per_problem:
+            raise ConfigError(f"baseline.n_train: must be < baseline.rollouts_per_problem={self.rollouts_per_problem}, "
+                              f"got {self.n_train}")
+        if self.rollouts_per_problem & (self.rollouts_per_problem - 1):
+            raise ConfigError(f"baseline.rollouts_per_problem: needs a power of two, got {self.rollouts_per_problem}")
+        if len(set(self.seeds)) < 2 or min(self.seeds) < 0:
+            raise ConfigError(f"baseline.seeds: needs at least two distinct seeds >= 0, got {list(self.seeds)}")
+
+
+@dataclass(frozen=True)
 class BookConfig:
     """How `isobook book` executes the chapters. `budgets` gives chosen chapters rollouts per
     run of their own (papermill's ``budget`` parameter), e.g. ``{02_n_versus_m: 16384}``;
@@ -439,13 +506,17 @@ class Config:
     sweep: SweepConfig = field(default_factory=SweepConfig)
     bandit: BanditConfig = field(default_factory=BanditConfig)
     interference: InterferenceConfig = field(default_factory=InterferenceConfig)
+    second_model: SecondModelConfig = field(default_factory=SecondModelConfig)
+    baseline: BaselineConfig = field(default_factory=BaselineConfig)
     book: BookConfig = field(default_factory=BookConfig)
     system: SystemConfig = field(default_factory=SystemConfig)
 
     def __post_init__(self) -> None:
         names = self.set_names()
-        for where, chosen in (("train.set", (self.train.set,)), ("sweep.sets", self.sweep.sets),
-                              ("interference.sets", self.interference.sets)):
+        chosen_sets = {"train.set": (self.train.set,), "sweep.sets": self.sweep.sets,
+                       "interference.sets": self.interference.sets, "second_model.set": (self.second_model.set,),
+                       "baseline.set": (self.baseline.set,)}
+        for where, chosen in chosen_sets.items():
             unknown = [name for name in chosen if name not in names]
             if unknown:
                 raise ConfigError(f"{where}: {unknown[0]!r} is not a problem set; allowed: {', '.join(names)}")

@@ -310,6 +310,48 @@ def training_statistic_rises(first: pd.DataFrame, second: pd.DataFrame, columns:
                    f"{updates} updates)")
 
 
+def gap_opens(history: pd.DataFrame, counts: pd.DataFrame, metric: str, claim: str) -> Finding:
+    """Claim (Figure 13): over the second half of a run, its training reward keeps rising
+    while its validation `metric` has stopped (the train-test gap). `history`: the run's
+    logged updates (`sweeps.run_history`); `counts`: its per-problem validation counts.
+
+    Training: the mean reward of the last quarter of updates minus that of the quarter
+    before (95% Welch interval on block means). Validation: each problem's score at the
+    last evaluation minus at the latest evaluation within half of the run's rollouts
+    (paired bootstrap). Reproduced when the training reward rises beyond noise and the
+    validation score does not; not reproduced when the validation score rises beyond
+    noise (no saturation) or the training reward falls; a tie when neither moves."""
+    trained = history[(history["step"] > 0) & history["reward"].notna()]
+    last_step = trained["step"].max() if len(trained) else 0
+    third = trained.loc[(trained["step"] > 0.5 * last_step) & (trained["step"] <= 0.75 * last_step), "reward"]
+    fourth = trained.loc[trained["step"] > 0.75 * last_step, "reward"]
+    scored = counts[counts["rollouts"] > 0]
+    if len(third) < 2 or len(fourth) < 2 or scored.empty:
+        return not_measured(claim, "needs a finished run with at least eight updates and its evaluations")
+    final = scored["rollouts"].max()
+    halfway = scored.loc[scored["rollouts"] <= final / 2, "rollouts"].max()
+    if np.isnan(halfway):
+        return not_measured(claim, "needs an evaluation within half of the run's rollouts")
+    at = {r: scored[scored["rollouts"] == r].set_index("id").sort_index() for r in (halfway, final)}
+    problems = at[halfway].index.intersection(at[final].index)
+    score = {r: per_problem(table.loc[problems, "correct"].to_numpy(), int(table["samples"].iloc[0]), metric)
+             for r, table in at.items()}
+    training = welch_interval(block_means(fourth.to_numpy(float)), block_means(third.to_numpy(float)))
+    validation = paired_interval(score[final], score[halfway])
+    if training.sign > 0 and validation.sign <= 0:
+        verdict = Verdict.REPRODUCED
+    elif validation.sign > 0 or training.sign < 0:
+        verdict = Verdict.NOT_REPRODUCED
+    else:
+        verdict = Verdict.TIE
+    measured = (f"training reward {third.mean():.3f} -> {fourth.mean():.3f} (third -> last quarter of "
+                f"{last_step:.0f} updates); {metric} {score[halfway].mean():.3f} -> {score[final].mean():.3f} "
+                f"({halfway:,.0f} -> {final:,.0f} rollouts)")
+    return Finding(claim, measured, verdict,
+                   f"training rise: {training} (95% Welch interval on block means); validation rise: {validation} "
+                   f"({_over(len(problems))})")
+
+
 def optima_by_budget(counts: pd.DataFrame, by: Sequence[str], metric: str, budgets: Sequence[float],
                      level: str = "n") -> pd.DataFrame:
     """At each budget, the best candidate and the `level` values within noise of it:

@@ -13,7 +13,9 @@ The steps, each a pure function:
    was measured on;
 4. `fit_optimal`: a sigmoid of log2 n* versus log2 rollouts along the frontier
    (`measured_frontier` gives the same envelope from the raw running bests, as a check);
-5. `pass_summary`: how per-problem pass@1 spreads over training (paper Figure 12).
+5. `pass_summary`: how per-problem pass@1 spreads over training (paper Figure 12);
+6. `training_rewards`: the training reward beside the validation curve (the train-test
+   gap, paper Figure 13).
 
 `analyse_frontier` runs steps 2-4 for a chapter in one call.
 """
@@ -106,6 +108,26 @@ def pass_summary(train_pass: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame({"stuck": grouped.apply(lambda p: float((p == 0).mean())),
                          "solved": grouped.apply(lambda p: float((p == 1).mean())),
                          "mean": grouped.mean(), "std": grouped.std(ddof=0)}).reset_index()
+
+
+def training_rewards(history: pd.DataFrame, by: Sequence[str], metric: str) -> pd.DataFrame:
+    """Mean training reward of the updates since the previous evaluation of each run, at
+    each evaluation's ``rollouts``, so that it sits beside the validation `metric` (paper
+    Figure 13). `history`: logged rows (`sweeps.run_history`) with ``step``, ``rollouts``,
+    ``reward``, `metric` (NaN where no evaluation was made) and the `by` columns (and
+    ``seed``, kept apart). Returns columns `by` (, ``seed``), ``rollouts``, ``reward``."""
+    keys = [*by, "seed"] if "seed" in history and "seed" not in by else list(by)
+    rows = []
+    for key, run in history.groupby(keys, sort=False):
+        evaluated = np.sort(run.loc[run[metric].notna() & (run["rollouts"] > 0), "rollouts"].unique())
+        updates = run[(run["step"] > 0) & run["reward"].notna()]
+        slot = np.searchsorted(evaluated, updates["rollouts"].to_numpy(), side="left")  # the next evaluation
+        kept = slot < len(evaluated)  # updates after the last evaluation have no point to sit at
+        means = updates[kept].groupby(evaluated[slot[kept]])["reward"].mean()
+        values = key if isinstance(key, tuple) else (key,)
+        rows += [{**dict(zip(keys, values)), "rollouts": float(at), "reward": float(mean)}
+                 for at, mean in means.items()]
+    return pd.DataFrame(rows, columns=[*keys, "rollouts", "reward"])
 
 
 @dataclass(frozen=True)

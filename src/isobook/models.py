@@ -1,4 +1,4 @@
-"""Base models: isobook's own small Qwen2 built from scratch, or any Hugging Face causal LM.
+"""Base models: isobook's own small Qwen2 or Llama built from scratch, or any Hugging Face causal LM.
 
 isobook's own model is a normal ``save_pretrained`` folder (config, safetensors weights,
 tokenizer), so transformers and vLLM load it like any checkpoint.
@@ -11,25 +11,33 @@ from pathlib import Path
 
 import torch
 from safetensors import safe_open
-from transformers import (AutoModelForCausalLM, PretrainedConfig, PreTrainedModel, PreTrainedTokenizerBase, Qwen2Config,
-                          Qwen2ForCausalLM)
+from transformers import (AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM, PretrainedConfig, PreTrainedModel,
+                          PreTrainedTokenizerBase, Qwen2Config, Qwen2ForCausalLM)
 
 from isobook.config import ModelConfig
 from isobook.tokenizer import load_tokenizer
 
 
-def build_qwen2(config: ModelConfig, tokenizer: PreTrainedTokenizerBase, seed: int) -> Qwen2ForCausalLM:
-    """A freshly initialised Qwen2 causal LM of the size `config` asks for."""
+# model.architecture -> the transformers config and model classes of that layout
+_LAYOUTS: dict[str, tuple[type[PretrainedConfig], type[PreTrainedModel]]] = {
+    "qwen2": (Qwen2Config, Qwen2ForCausalLM), "llama": (LlamaConfig, LlamaForCausalLM)}
+
+
+def build_model(config: ModelConfig, tokenizer: PreTrainedTokenizerBase, seed: int) -> PreTrainedModel:
+    """A freshly initialised causal LM of the layout (`config.architecture`) and size
+    `config` asks for: a Qwen2 (biased q/k/v projections, tied embeddings) or a Llama
+    (no biases, untied embeddings); both with `config.key_value_heads` key/value heads."""
     torch.manual_seed(seed)
-    qwen_config = Qwen2Config(
+    layout, model_class = _LAYOUTS[config.architecture]
+    model_config = layout(
         vocab_size=len(tokenizer),
         hidden_size=config.hidden_size,
         intermediate_size=config.intermediate_size,
         num_hidden_layers=config.num_layers,
         num_attention_heads=config.num_heads,
-        num_key_value_heads=config.num_heads,
+        num_key_value_heads=config.key_value_heads,
         max_position_embeddings=config.max_positions,
-        tie_word_embeddings=True,
+        tie_word_embeddings=config.architecture == "qwen2",
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
@@ -37,7 +45,7 @@ def build_qwen2(config: ModelConfig, tokenizer: PreTrainedTokenizerBase, seed: i
         # (block-diagonal masks from position_ids) is tested with in tests/test_base_model.py.
         attn_implementation="eager",
     )
-    return Qwen2ForCausalLM(qwen_config)
+    return model_class(model_config)
 
 
 def load_causal_lm(name_or_path: str | Path, dtype: torch.dtype = torch.float32,

@@ -109,10 +109,11 @@ def fingerprint(*parts: Any) -> str:
 
 
 def base_model_id(config: Config) -> str:
-    """isobook's own base model, e.g. ``qwen2-h96-l3-chain-s0-1a2b3c``."""
+    """isobook's own base model, e.g. ``qwen2-h96-l3-chain-s0-1a2b3c`` (``llama-...`` for
+    the other layout)."""
     m = config.model
     digest = fingerprint(m, config.task, config.base_model, config.system.seed)
-    return f"qwen2-h{m.hidden_size}-l{m.num_layers}-{config.task.family}-s{config.system.seed}-{digest}"
+    return f"{m.architecture}-h{m.hidden_size}-l{m.num_layers}-{config.task.family}-s{config.system.seed}-{digest}"
 
 
 def base_model_path(config: Config) -> Path:

@@ -63,3 +63,26 @@ def knob_arms(config: Config) -> dict[str, Config]:
         raise ConfigError(f"interference.conflict: the knob-on runs need a knob unlike task.conflict ({on:g}); "
                           f"allowed: (0, 1] but {on:g}")
     return {f"knob {config.task.conflict:g}": config, f"knob {on:g}": with_overrides(config, [f"task.conflict={on}"])}
+
+
+def model_arms(config: Config) -> dict[str, Config]:
+    """Chapter 07's two base models, by their labels: the config as it is, and the same with
+    ``model`` described by ``second_model`` (same task, teacher, base-model training and set
+    rules; its own base model, sets and runs). An isobook model is labelled by its layout
+    and size (``qwen2-h96-l3``), a checkpoint by its folder name."""
+    second = config.second_model
+    model = replace(config.model, source=second.source, architecture=second.architecture,
+                    hidden_size=second.hidden_size, num_layers=second.num_layers, num_heads=second.num_heads,
+                    num_kv_heads=second.num_kv_heads, intermediate_size=second.intermediate_size)
+    other = replace(config, model=model)
+    labels = [_model_label(arm) for arm in (config, other)]
+    if labels[0] == labels[1]:
+        raise ConfigError(f"second_model: labelled like the main model ({labels[0]}); allowed: another "
+                          "architecture, width, depth or source")
+    return dict(zip(labels, (config, other)))
+
+
+def _model_label(config: Config) -> str:
+    """``qwen2-h96-l3`` for isobook's own model (layout, width, depth), else the folder name."""
+    m = config.model
+    return f"{m.architecture}-h{m.hidden_size}-l{m.num_layers}" if m.source == "isobook" else Path(m.source).name

@@ -1,0 +1,194 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Another base model, and the baseline's share of a larger n
+#
+# Two findings of the paper that the other chapters leave aside. **Base models** (Figure
+# 13): Qwen3-4B and Llama-3.1-8B saturate at a smaller $n^*$ than Qwen2.5-7B (easy: $n =
+# 64$ and $n = 16$) while their training reward keeps rising: the validation reward stops
+# following the training reward, a train-test gap. We train a second base model of
+# another layout and size (a Llama: no biases, untied embeddings, grouped-query attention;
+# `second_model` in the params) on the same task with the same teacher, build its own sets
+# from its own avg@16, and run the same $n$-versus-$M$ sweep on its easy set beside the
+# main model's (chapter 02's runs). **The baseline** (Appendix C, Figure 22): at a fixed
+# $B_p$, $n = 256$ for both the baseline and the gradient beats a decoupled run (the
+# baseline from 256 rollouts, the gradient on a random 64 of them), which beats $n = 64$.
+# A better baseline helps, but most of the gain of a larger $n$ is exploration. We run the
+# three arms at our scale (`baseline` in the params) at matched sampling compute.
+#
+# **How the verdicts are decided.** Each model's runs score that model's validation
+# problems with the same random numbers, so its $n$ compare problem by problem (95% paired
+# bootstrap), and the two models' $n^*$ compare as sets of the $n$ within noise of each.
+# The gap compares a run's second half with itself: the training reward of its last
+# quarter of updates against the quarter before (Welch interval on block means), and its
+# validation score at the end against halfway (paired bootstrap). The baseline arms run
+# on several seeds, each problem's score averaged over them before the paired bootstrap;
+# the table shows each seed alone.
+
+# %% tags=["parameters"]
+params = "params/cpu.yaml"  # a preset from params/; the grid is its sweep section
+# Overrides as on the command line: a list of "section.field=value" strings.
+overrides = []
+budget = None  # rollouts per run; None keeps the params file's sweep.budget
+
+# %%
+import numpy as np
+import pandas as pd
+from IPython.display import display
+
+from isobook.book import chapter_config
+from isobook.charts import curves_chart, gap_chart, histogram_chart, n_star_chart, panels, use_offline_renderer
+from isobook.evaluation import metric_name, power_of_two_budgets
+from isobook.findings import gap_opens, greater, optima_by_budget, optimum_above, optimum_of, problem_scores, set_text
+from isobook.frontier import training_rewards
+from isobook.pages import FindingsTable, runs_note, scale, table
+from isobook.pipeline import prepare_sets
+from isobook.sweeps import grid_run, model_arms, run_configs, run_counts, run_history, run_points
+
+use_offline_renderer()
+config = chapter_config(params, overrides, budget)
+avg = metric_name("avg", config.evaluation)
+batch_problems = config.sweep.batch_problems[0]
+n_values = [n for n in config.sweep.rollouts_per_problem if batch_problems * n <= config.sweep.max_batch]
+budgets = [b for b in power_of_two_budgets(config.evaluation, config.sweep.budget)
+           if b >= batch_problems * max(n_values)]
+
+# %% [markdown]
+# ## Two base models
+#
+# The same teacher, the same number of steps and batches, the same pool of problems and
+# the same avg@16 bins; only the model differs. Its difficulty profile, and so its sets,
+# are its own.
+
+# %%
+arms = model_arms(config)
+summaries = {label: prepare_sets(arm).summary for label, arm in arms.items()}
+rows = []
+for label, summary in summaries.items():
+    histogram = summary["histogram"]
+    mean_pass = np.dot(histogram["correct"], histogram["problems"]) / (summary["samples"] * summary["pool_size"])
+    rows.append({"model": label, "parameters": summary["parameters"], f"pool mean avg@{summary['samples']}": mean_pass,
+                 **{f"{name} (train)": summary["sets"][name]["train"] for name in ("easy", "hard", "veryeasy")},
+                 "stability r": summary["stability"].get("pearson")})
+table(pd.DataFrame(rows))
+
+# %%
+samples = next(iter(summaries.values()))["samples"]
+panels([histogram_chart(pd.DataFrame({f"avg@{samples}": [f"{c / samples:.4f}" for c in s["histogram"]["correct"]],
+                                      "problems": s["histogram"]["problems"]}), f"avg@{samples}", "problems",
+                        title=f"{label}: problems per avg@{samples} ({s['pool_size']:,} problems)")
+        for label, s in summaries.items()], columns=1)
+
+# %% [markdown]
+# ## n versus M on each model's easy set
+#
+# One run per $n$ at the sweep's first $B_p$, to the sweep's budget, on each model's own
+# set; the main model's are chapter 02's runs.
+
+# %%
+set_name = config.second_model.set
+runs, labels = [], []
+for label, arm in arms.items():
+    for n in n_values:
+        runs.append(grid_run(arm, set_name, batch_problems, n))
+        labels.append({"model": label})
+outcomes = run_configs(runs, config, show_progress=False)
+points = run_points(runs, config.evaluation.k, labels)
+counts = run_counts(runs, "validation", labels)
+history = run_history(runs, labels)
+display(runs_note(outcomes))
+panels([curves_chart(part, avg, title=f"{label}: {set_name}, {avg}, B_p = {batch_problems}")
+        for label, part in points.groupby("model", sort=False)])
+
+# %%
+optima = pd.concat([optima_by_budget(part, ["n"], avg, budgets).assign(model=label)
+                    for label, part in counts.groupby("model", sort=False)], ignore_index=True)
+display(n_star_chart(optima, "model", title=f"{set_name}: n* by budget, both base models"))
+table(optima.assign(**{"n*": optima["n"].astype(str) + " " + optima["within noise"].map(set_text)})
+      .pivot(index="rollouts", columns="model", values="n*")[list(arms)].reset_index()
+      .rename(columns={"rollouts": "rollouts (n* {n within noise})"}))
+
+# %% [markdown]
+# ## Training reward against validation reward
+#
+# The training reward is the mean reward of the rollouts each run trained on since its
+# previous evaluation (dashed), beside the validation score at that evaluation (solid).
+# Both are rewards of the same policy, on problems it trains on and on problems it never
+# sees; a gap that widens while the validation curve is flat is the paper's train-test gap.
+
+# %%
+rewards = training_rewards(history, ["model", "n"], avg).merge(points[["model", "n", "seed", "rollouts", avg]],
+                                                               on=["model", "n", "seed", "rollouts"])
+panels([gap_chart(part, avg, title=f"{label}: training and validation reward")
+        for label, part in rewards.groupby("model", sort=False)])
+
+# %%
+final = rewards.loc[rewards.groupby(["model", "n"])["rollouts"].transform("max") == rewards["rollouts"]]
+table(final.assign(gap=final["reward"] - final[avg])[["model", "n", "rollouts", "reward", avg, "gap"]],
+      rename={"reward": "training reward (last interval)", avg: f"validation {avg}", "gap": "training - validation"})
+
+# %% [markdown]
+# ## The baseline: larger n for the baseline alone, or for the gradient too (Appendix C)
+#
+# Three arms at $B_p$ = the sweep's first, on the same set, each to the same number of
+# sampled rollouts: $n$ rollouts per problem for both the baseline and the gradient; the
+# decoupled baseline (advantages from the mean and standard deviation of all $n$, the
+# gradient on a random `n_train` of them, "decoupled $n$/`n_train`"); and `n_train`
+# rollouts per problem alone, which makes $n$ / `n_train` times more updates for the same
+# compute. The first two differ only in how many samples carry a gradient, the last two
+# only in the baseline and the number of updates.
+
+# %%
+b = config.baseline
+arm_runs = {f"n = {b.rollouts_per_problem}": (b.rollouts_per_problem, []),
+            f"decoupled {b.rollouts_per_problem}/{b.n_train}": (b.rollouts_per_problem, [f"train.n_train={b.n_train}"]),
+            f"n = {b.n_train}": (b.n_train, [])}
+baseline_runs, baseline_labels = [], []
+for arm, (n, changes) in arm_runs.items():
+    for seed in b.seeds:
+        baseline_runs.append(grid_run(config, b.set, batch_problems, n, changes, seed=seed))
+        baseline_labels.append({"arm": arm})
+display(runs_note(run_configs(baseline_runs, config, show_progress=False)))
+baseline_points = run_points(baseline_runs, config.evaluation.k, baseline_labels)
+baseline_counts = run_counts(baseline_runs, "validation", baseline_labels)
+mean_curves = baseline_points.groupby(["arm", "rollouts"], as_index=False, sort=False)[avg].mean()
+curves_chart(mean_curves, avg, color="arm", title=f"{b.set}: {avg}, mean of {len(b.seeds)} seeds, B_p = "
+                                                  f"{batch_problems}")
+
+# %%
+at_end = baseline_points.loc[baseline_points.groupby(["arm", "seed"])["rollouts"].transform("max")
+                             == baseline_points["rollouts"]]
+per_seed = at_end.pivot_table(index="arm", columns="seed", values=avg, sort=False)
+per_seed.columns = [f"{avg}, seed {seed}" for seed in per_seed.columns]
+table(per_seed.assign(**{f"{avg}, mean": per_seed.mean(axis=1)}).reset_index())
+
+# %% [markdown]
+# ## Findings at our scale
+
+# %%
+main_label, second_label = arms
+best = {label: optimum_of(counts[counts["model"] == label], ["n"], avg) for label in arms}
+findings = [optimum_above((main_label, *best[main_label]), (second_label, *best[second_label]),
+                          f"{set_name}: the second base model ({second_label}) peaks at a smaller n* than the main "
+                          f"one ({main_label}) at {config.sweep.budget:,} rollouts (Fig. 13)")]
+found = best[second_label][0]
+if found is not None:
+    chosen = (history["model"] == second_label) & (history["n"] == found.best)
+    findings.append(gap_opens(history[chosen], counts[(counts["model"] == second_label) & (counts["n"] == found.best)],
+                              avg, f"{set_name}, {second_label} at its n* = {found.best}: training reward keeps rising "
+                              "while validation reward has stopped (train-test gap, Fig. 13)"))
+scores = problem_scores(baseline_counts, ["arm"], avg)
+large, decoupled, small = arm_runs
+for upper, lower, why in ((large, decoupled, "most of a larger n's gain is exploration"),
+                          (decoupled, small, "a lower-variance baseline helps")):
+    findings.append(greater(scores.get(upper), scores.get(lower),
+                            f"{b.set}: {upper} beats {lower} at matched compute: {why} (App. C, Fig. 22)",
+                            (upper, lower), f"{avg}, mean of {len(b.seeds)} seeds"))
+FindingsTable(findings, "07_models_and_baselines", scale(config) + f"; baseline arms: seeds "
+              + ", ".join(str(seed) for seed in b.seeds))
