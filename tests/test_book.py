@@ -4,6 +4,8 @@ and read in headless Chromium with the network blocked."""
 import hashlib
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -148,3 +150,16 @@ def test_chapters_run_smallest_budget_first_and_come_back_in_the_books_order(tmp
     # The chapters at 16,384 run last, so the runs they extend have stopped at 4,096 first.
     assert ran[-2:] == [("02_n_versus_m", 16384), ("04_interference", 16384)]
     assert [budget for _, budget in ran[:-2]] == [None] * (len(ran) - 2)
+
+
+def test_a_chapters_first_import_leaves_out_what_only_the_build_needs() -> None:
+    """Every chapter's kernel imports `isobook.book` for `chapter_config`, then altair: it
+    should not also load jupytext and papermill, nor make jsonschema build its RFC 3987
+    grammar (a format none of the book's schemas use), which jsonschema still validates
+    without."""
+    probe = ("import sys, isobook.book, altair, jsonschema\n"
+             "loaded = [name for name in ('jupytext', 'papermill', 'nbformat', 'rfc3987_syntax') if sys.modules.get(name)]\n"
+             "jsonschema.validate({'n': 4}, {'type': 'object', 'properties': {'n': {'type': 'integer'}}})\n"
+             "print(loaded)")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"

@@ -25,14 +25,18 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-import jupytext
-import nbformat
-import papermill
 import yaml
 from tqdm import tqdm
 
 from isobook.config import Config, ConfigError, load_config
 from isobook.pages import findings_of_notebook, landing_table
+
+# jsonschema (which altair and nbformat import) builds a parser of RFC 3987's grammar at
+# import when rfc3987_syntax is installed (jupyter-events asks for it): 2.8 s in every
+# process, each chapter's kernel included, for an "iri" format check that none of the
+# schemas isobook validates uses. Marked absent, the module is skipped: jsonschema imports
+# it under suppress(ImportError) and leaves that one format unchecked.
+sys.modules.setdefault("rfc3987_syntax", None)
 
 ROOT = Path(__file__).resolve().parents[2]
 MATHJAX_VERSION = "3.2.2"
@@ -93,6 +97,8 @@ def chapter_parameters(params: str, overrides: list[str], config: Config, root: 
 
 def _parameter_names(source: Path) -> set[str]:
     """The names a chapter's ``parameters`` cell assigns."""
+    import jupytext  # here, not at the top: a chapter's kernel imports this module for chapter_config
+
     cell = next((c for c in jupytext.read(source).cells if "parameters" in c.metadata.get("tags", [])), None)
     if cell is None:
         return set()
@@ -106,6 +112,9 @@ def execute_chapters(parameters: dict[str, dict], default_budget: int, outputs: 
     in order of budget (their own, else `default_budget`), smallest first, so every run
     stops at each budget a chapter asks of it (keeping that budget's policy) before a later
     chapter extends it."""
+    import jupytext
+    import papermill
+
     folder = outputs / "book" / "notebooks"
     folder.mkdir(parents=True, exist_ok=True)
     order = chapters(root)
@@ -128,6 +137,8 @@ def tag_for_the_page(notebook: Path) -> None:
     """Jupyter Book tags for a reader: the parameters cells (the chapter's defaults and the
     values papermill injected) are dropped from the page, every other code cell shows its
     outputs with its code behind a toggle (``hide-input``) unless its tags say otherwise."""
+    import nbformat
+
     content = nbformat.read(notebook, as_version=4)
     for cell in content.cells:
         if cell.cell_type != "code":
