@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import vl_convert
 
-from isobook.charts import curves_chart, frontier_chart, histogram_chart, n_star_chart, optimal_chart
+from isobook.charts import curves_chart, frontier_chart, gap_chart, histogram_chart, n_star_chart, optimal_chart
 from isobook.fits import sigmoid
 from isobook.frontier import fit_curves, fit_optimal, frontier
 
@@ -62,3 +62,12 @@ def test_n_star_chart_draws_each_policy_with_log2_n_ticks_and_one_solid_legend()
     assert "n* by budget" in drawn and "n within noise" in drawn
     assert all(f">{tick}<" in drawn for tick in (2, 4, 8, 16))  # the band's range sets the ticks
     assert drawn.count(">tabular<") == 1 and drawn.count(">d = 16<") == 1  # one legend, not one per layer
+
+
+def test_the_gap_chart_dashes_training_reward_and_legends_both_with_drawn_symbols() -> None:
+    data = points().rename(columns={"val_avg@4": "reward"}).assign(**{"val_avg@4": lambda d: d["reward"] + 0.05})
+    drawn = svg(gap_chart(data, "val_avg@4", title="training and validation"))
+    assert "training and validation" in drawn and ">n<" in drawn and ">measured on<" in drawn
+    assert drawn.count(">validation (val_avg@4)<") == 1 and drawn.count(">training batches<") == 1
+    assert "stroke-dasharray" in drawn  # the training lines, and their legend symbol
+    assert drawn.count('role="graphics-symbol"') >= 6  # three n, two lines each

@@ -70,7 +70,7 @@ def curves_chart(points: pd.DataFrame, metric: str, color: str = "n", title: str
     ).properties(width=WIDTH, height=HEIGHT)
 
 
-def gap_chart(rewards: pd.DataFrame, metric: str, title: str = "") -> alt.Chart:
+def gap_chart(rewards: pd.DataFrame, metric: str, title: str = "") -> alt.LayerChart:
     """Training reward (dashed) and validation `metric` (solid) versus rollouts, one colour
     per n (paper Figure 13). `rewards`: columns ``n``, ``rollouts``, ``reward`` (the
     training batches', `frontier.training_rewards`) and `metric`."""
@@ -78,13 +78,14 @@ def gap_chart(rewards: pd.DataFrame, metric: str, title: str = "") -> alt.Chart:
     data = rewards.melt(id_vars=["n", "rollouts"], value_vars=list(kinds), var_name="kind", value_name="value")
     data["measured on"] = data["kind"].map(kinds)
     data["label"], order = category_labels(data["n"])
-    return alt.Chart(data, title=title).mark_line(point=True).encode(
-        x=compute_axis(data["rollouts"]),
-        y=alt.Y("value:Q", title="reward", scale=alt.Scale(zero=False)),
-        color=category_color("label", order, "n"),
-        strokeDash=alt.StrokeDash("measured on:N", title="measured on", sort=list(kinds.values()),
-                                  legend=alt.Legend(symbolType="stroke", symbolStrokeColor="gray")),
-    ).properties(width=WIDTH, height=HEIGHT)
+    base = alt.Chart(data).encode(x=compute_axis(data["rollouts"]),
+                                  y=alt.Y("value:Q", title="reward", scale=alt.Scale(zero=False)),
+                                  color=category_color("label", order, "n"))
+    # The dashes on a layer of their own: a line mark with points draws no legend symbol for them.
+    dash = alt.StrokeDash("measured on:N", title="measured on", sort=list(kinds.values()),
+                          legend=alt.Legend(symbolType="stroke", symbolStrokeColor="gray"))
+    return alt.layer(base.mark_line().encode(strokeDash=dash), base.mark_point(filled=True, size=20),
+                     title=title).properties(width=WIDTH, height=HEIGHT)
 
 
 def frontier_chart(fits: dict[tuple, SigmoidFit], edge: pd.DataFrame, metric: str, key: str = "n",
