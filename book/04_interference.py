@@ -43,7 +43,7 @@ from IPython.display import display
 from isobook.bandit import STEP_RULES, BanditSetup, batch_split_curves, best_n, sharing_curves, suboptimality_curves
 from isobook.book import chapter_config
 from isobook.charts import curves_chart, n_star_chart, panels, pass_chart, use_offline_renderer
-from isobook.evaluation import metric_name, power_of_two_budgets
+from isobook.evaluation import metric_name
 from isobook.findings import (bandit_optima, bandit_optimum, greater, n_star_grows, optima_by_budget, optimum_above,
                               optimum_of, piles_up, problem_scores, set_text, smallest_n_wins)
 from isobook.frontier import measured_frontier, pass_summary
@@ -51,16 +51,13 @@ from isobook.pages import FindingsTable, note, runs_note, scale, table
 from isobook.names import bandit_curves_path
 from isobook.pipeline import dialects, prepare_sets
 from isobook.storage import cached_parquet
-from isobook.sweeps import grid_run, knob_arms, run_configs, run_counts, run_points, run_train_pass
+from isobook.sweeps import grid_run, knob_arms, n_grid, run_configs, run_counts, run_points, run_train_pass
 from isobook.transfer import transfer_counts
 
 use_offline_renderer()
 config = chapter_config(params, overrides, budget)
 avg = metric_name("avg", config.evaluation)
-batch_problems = config.sweep.batch_problems[0]
-n_values = [n for n in config.sweep.rollouts_per_problem if batch_problems * n <= config.sweep.max_batch]
-budgets = [b for b in power_of_two_budgets(config.evaluation, config.sweep.budget)
-           if b >= batch_problems * max(n_values)]
+batch_problems, n_values, budgets = n_grid(config)
 
 # %% [markdown]
 # ## The base case: tabular softmax bandits

@@ -90,6 +90,7 @@ def test_overrides_apply_on_top_of_the_file() -> None:
         ("second_model.set=medium", r"second_model.set: 'medium' is not a problem set; allowed: easy, hard"),
         ("baseline.n_train=16", r"baseline.n_train: must be < baseline.rollouts_per_problem=16, got 16"),
         ("baseline.rollouts_per_problem=12", r"baseline.rollouts_per_problem: needs a power of two, got 12"),
+        ("baseline.n_train=3", r"baseline.n_train: needs a power of two, got 3"),
         ("baseline.seeds=[0]", r"baseline.seeds: needs at least two distinct seeds >= 0, got \[0\]"),
     ],
 )

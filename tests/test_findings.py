@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from isobook.findings import (Interval, Verdict, bandit_optima, bandit_optimum, seeds_multiplier, best_candidate, combine, gap_opens,
+from isobook.findings import (Interval, Verdict, bandit_optima, bandit_optimum, seeds_multiplier, best_candidate, combine, gap_widens,
                               greater, n_star_grows,
                               optima_by_budget,
                               optimum, optimum_above, paired_interval, per_problem, piles_up, planner_regret,
@@ -167,6 +167,10 @@ def test_one_optimum_above_another_clear_tie_reversal() -> None:
     assert tie.verdict == Verdict.TIE and "worst@4 {4, 16}" in tie.uncertainty
     reversal = optimum_above(named("worst@4", {4: 0.1, 16: 0.0}), named("best@4", {4: 0.1, 16: 0.0}), claim)
     assert reversal.verdict == Verdict.NOT_REPRODUCED  # both peak at n = 4, beyond noise
+    censored = optimum_above(named("worst@4", {4: 0.1, 16: 0.0}), named("best@4", {4: 0.1, 16: 0.0}), claim, floor=4)
+    assert censored.verdict == Verdict.TIE and "both at the smallest n tried (4)" in censored.uncertainty
+    above_floor = optimum_above(named("a", {4: 0.1, 16: 0.0}), named("b", {4: 0.0, 16: 0.1}), claim, floor=4)
+    assert above_floor.verdict == Verdict.NOT_REPRODUCED  # the second's optimum lies above: no censoring
     nothing = optimum_of(counts(0.0, n=4).iloc[:0], ["n"], METRIC)
     assert nothing == (None, [])
     assert optimum_above(("worst@4", *nothing), named("best@4", {4: 0.1}), claim).verdict == Verdict.NOT_MEASURED
@@ -212,6 +216,16 @@ def test_greater_and_its_no_gain_form() -> None:
     assert greater(None, base, "x", ("a", "b"), METRIC).verdict == Verdict.NOT_MEASURED
 
 
+def test_a_seed_that_resolves_the_opposite_makes_greater_a_tie() -> None:
+    pooled = scores({"a": 0.1, "b": 0.0}, by="policy")
+    agree = {0: (pooled["a"], pooled["b"]), 1: (pooled["a"], pooled["b"])}
+    assert greater(pooled["a"], pooled["b"], "x", ("a", "b"), METRIC, per_seed=agree).verdict == Verdict.REPRODUCED
+    against = scores({"a": -0.1, "b": 0.0}, by="policy")
+    mixed = greater(pooled["a"], pooled["b"], "x", ("a", "b"), METRIC, per_seed={0: agree[0], 1: (against["a"],
+                                                                                                   against["b"])})
+    assert mixed.verdict == Verdict.TIE and "each seed alone: 0 +0.099" in mixed.uncertainty
+
+
 def logged(values: dict[str, np.ndarray]) -> pd.DataFrame:
     """A run's logged updates: step 0 (the base model, no statistics) then one row per update."""
     updates = len(next(iter(values.values())))
@@ -239,21 +253,31 @@ def test_training_statistics_compare_by_welch_interval_over_the_last_quarter() -
     assert missing.verdict == Verdict.NOT_MEASURED
 
 
-def test_the_gap_opens_when_training_reward_rises_and_validation_does_not() -> None:
+def run_history(rewards: np.ndarray, batch: int = 64) -> pd.DataFrame:
+    """One run's logged rows: step 0, then one update of `batch` rollouts per reward."""
+    steps = np.arange(len(rewards) + 1)
+    return pd.DataFrame({"step": steps, "rollouts": steps * batch, "reward": np.r_[np.nan, rewards]})
+
+
+def test_the_gap_widens_when_training_reward_rises_more_than_validation() -> None:
     rng = np.random.default_rng(1)
-    flat = np.full(16, 0.5) + 0.01 * rng.standard_normal(16)
-    rising = np.linspace(0.3, 0.7, 16) + 0.01 * rng.standard_normal(16)
-    stalled = pd.concat([counts(0.0, 2048), counts(0.0, 4096)])  # the same policy halfway and at the end
-    improved = pd.concat([counts(0.0, 2048), counts(0.2, 4096)])
-    claim = "training reward keeps rising while validation has stopped"
-    gap = gap_opens(logged({"reward": rising}), stalled, METRIC, claim)
+    rising = np.linspace(0.3, 0.9, 64) + 0.01 * rng.standard_normal(64)  # 64 updates of 64 rollouts: 4,096
+    flat = np.full(64, 0.6) + 0.01 * rng.standard_normal(64)
+    evaluations = (1024, 1536, 2048, 3072, 4096)
+    stalled = pd.concat([counts(0.0, r) for r in evaluations])  # the same policy at every evaluation
+    improved = pd.concat([counts(0.0, 1024), counts(0.0, 1536), counts(0.0, 2048), counts(0.1, 3072), counts(0.3, 4096)])
+    claim = "the training reward pulls away from the validation reward"
+    gap = gap_widens(run_history(rising), stalled, METRIC, claim)
     assert gap.verdict == Verdict.REPRODUCED
-    assert "third -> last quarter of 16 updates" in gap.measured and "(2,048 -> 4,096 rollouts)" in gap.measured
-    assert "training rise: +0.1" in gap.uncertainty and "over 200 problems" in gap.uncertainty
-    assert gap_opens(logged({"reward": rising}), improved, METRIC, claim).verdict == Verdict.NOT_REPRODUCED
-    assert gap_opens(logged({"reward": flat}), stalled, METRIC, claim).verdict == Verdict.TIE
-    assert gap_opens(logged({"reward": rising[:3]}), stalled, METRIC, claim).verdict == Verdict.NOT_MEASURED
-    assert gap_opens(logged({"reward": rising}), counts(0.0, 4096), METRIC, claim).verdict == Verdict.NOT_MEASURED
+    assert "(2,048 -> 4,096 rollouts)" in gap.measured and "training reward 0.5" in gap.measured
+    # the two points' windows: updates since the evaluation before each (1,536 and 3,072)
+    assert "block means of 8 and 16 updates" in gap.uncertainty and "over 200 problems" in gap.uncertainty
+    assert gap_widens(run_history(flat), stalled, METRIC, claim).verdict == Verdict.TIE
+    assert gap_widens(run_history(flat), improved, METRIC, claim).verdict == Verdict.NOT_REPRODUCED
+    assert gap_widens(run_history(rising[::-1]), stalled, METRIC, claim).verdict == Verdict.NOT_REPRODUCED
+    assert gap_widens(run_history(rising), counts(0.0, 4096), METRIC, claim).verdict == Verdict.NOT_MEASURED
+    with pytest.raises(ValueError, match="one run's updates"):
+        gap_widens(pd.concat([run_history(rising).assign(seed=s) for s in (0, 1)]), stalled, METRIC, claim)
 
 
 def bandit_curves(final: dict[int, float], se: float) -> pd.DataFrame:

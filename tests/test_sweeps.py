@@ -16,7 +16,7 @@ import torch
 from conftest import smoke_config
 from isobook.config import ConfigError, load_config
 from isobook.names import run_folder
-from isobook.sweeps import (grid_run, knob_arms, run_configs, run_counts, run_history, run_points, run_sweep,
+from isobook.sweeps import (grid_run, knob_arms, n_grid, run_configs, run_counts, run_history, run_points, run_sweep,
                             run_train_pass, sweep_configs, sweep_points)
 from isobook.sweeps.execute import local_workers
 from isobook.transfer import transfer_counts
@@ -209,3 +209,10 @@ def test_workers_end_when_their_sweep_is_killed(outputs_with_sets: Path) -> None
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
         sweep.wait()
+
+
+def test_the_n_grid_keeps_the_n_within_b_max_and_the_budgets_every_n_reaches() -> None:
+    default = n_grid(load_config(None))
+    assert default == (8, [4, 8, 16, 32], [512, 1024, 2048, 4096])  # chapters 04 and 07 on the cpu preset
+    narrow = n_grid(load_config(None, ["sweep.batch_problems=[16, 8]", "evaluation.first_rollouts=128"]))
+    assert narrow == (16, [4, 8, 16], [256, 512, 1024, 2048, 4096])  # 16 x 32 > max_batch; 16 x 16 = 256

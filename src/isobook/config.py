@@ -438,15 +438,18 @@ class BaselineConfig:
     set: str = option("easy", "the problem set the three arms train on")
     rollouts_per_problem: int = option(16, "n of the large arm and of the decoupled arm's baseline (a power of "
                                        "two)", low=4)
-    n_train: int = option(4, "rollouts per problem the decoupled arm trains on, and n of the small arm", low=2)
+    n_train: int = option(4, "rollouts per problem the decoupled arm trains on, and n of the small arm (a power "
+                          "of two)", low=2)
     seeds: tuple[int, ...] = option((0, 1), "seeds of each arm (at least two: the arms differ by little)")
 
     def __post_init__(self) -> None:
         if self.n_train >= self.rollouts_per_problem:
             raise ConfigError(f"baseline.n_train: must be < baseline.rollouts_per_problem={self.rollouts_per_problem}, "
                               f"got {self.n_train}")
-        if self.rollouts_per_problem & (self.rollouts_per_problem - 1):
-            raise ConfigError(f"baseline.rollouts_per_problem: needs a power of two, got {self.rollouts_per_problem}")
+        for name in ("rollouts_per_problem", "n_train"):  # batches that land on the evaluation budgets
+            value = getattr(self, name)
+            if value & (value - 1):
+                raise ConfigError(f"baseline.{name}: needs a power of two, got {value}")
         if len(set(self.seeds)) < 2 or min(self.seeds) < 0:
             raise ConfigError(f"baseline.seeds: needs at least two distinct seeds >= 0, got {list(self.seeds)}")
 

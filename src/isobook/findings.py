@@ -269,15 +269,25 @@ def best_candidate(scores: pd.DataFrame, claimed: Hashable, claim: str, metric: 
 
 
 def greater(first: np.ndarray | None, second: np.ndarray | None, claim: str, names: tuple[str, str], metric: str,
-            claimed: int = 1) -> Finding:
+            claimed: int = 1, per_seed: dict[int, tuple[np.ndarray, np.ndarray]] | None = None) -> Finding:
     """Claim: `first` scores above `second` (`claimed` = -1: below), problem by problem;
-    None for a policy that was not scored."""
+    None for a policy that was not scored.
+
+    `per_seed`: each seed's own (first, second) scores, where `first` and `second` average
+    several seeds. The paired interval holds the evaluation noise only, so a seed whose own
+    interval resolves the opposite sign makes the claim a tie (as in `n_star_grows`)."""
     if first is None or second is None or len(first) == 0 or len(first) != len(second):
         return not_measured(claim, "needs both policies scored on the same problems")
     interval = paired_interval(first, second)
+    verdict = direction(interval, claimed)
     measured = f"{metric}: {names[0]} {np.mean(first):.3f} vs {names[1]} {np.mean(second):.3f}"
-    return Finding(claim, measured, direction(interval, claimed),
-                   f"{names[0]} - {names[1]}: {interval} ({_over(len(first))})")
+    uncertainty = f"{names[0]} - {names[1]}: {interval} ({_over(len(first))})"
+    if per_seed:
+        own = {seed: paired_interval(a, b) for seed, (a, b) in per_seed.items()}
+        uncertainty += "; each seed alone: " + ", ".join(f"{seed} {lead}" for seed, lead in own.items())
+        if verdict != Verdict.TIE and any(lead.sign == -interval.sign for lead in own.values()):
+            verdict = Verdict.TIE
+    return Finding(claim, measured, verdict, uncertainty)
 
 
 def last_quarter(history: pd.DataFrame, column: str) -> np.ndarray:
@@ -310,46 +320,53 @@ def training_statistic_rises(first: pd.DataFrame, second: pd.DataFrame, columns:
                    f"{updates} updates)")
 
 
-def gap_opens(history: pd.DataFrame, counts: pd.DataFrame, metric: str, claim: str) -> Finding:
-    """Claim (Figure 13): over the second half of a run, its training reward keeps rising
-    while its validation `metric` has stopped (the train-test gap). `history`: the run's
-    logged updates (`sweeps.run_history`); `counts`: its per-problem validation counts.
+def gap_widens(history: pd.DataFrame, counts: pd.DataFrame, metric: str, claim: str) -> Finding:
+    """Claim (Figure 13): over the second half of a run, its training reward pulls away from
+    its validation `metric` (the train-test gap widens: the training reward keeps rising
+    where the validation score rises less or not at all). `history`: the run's logged
+    updates (`sweeps.run_history`); `counts`: its per-problem validation counts; one run.
 
-    Training: the mean reward of the last quarter of updates minus that of the quarter
-    before (95% Welch interval on block means). Validation: each problem's score at the
-    last evaluation minus at the latest evaluation within half of the run's rollouts
-    (paired bootstrap). Reproduced when the training reward rises beyond noise and the
-    validation score does not; not reproduced when the validation score rises beyond
-    noise (no saturation) or the training reward falls; a tie when neither moves."""
-    trained = history[(history["step"] > 0) & history["reward"].notna()]
-    last_step = trained["step"].max() if len(trained) else 0
-    third = trained.loc[(trained["step"] > 0.5 * last_step) & (trained["step"] <= 0.75 * last_step), "reward"]
-    fourth = trained.loc[trained["step"] > 0.75 * last_step, "reward"]
+    Both halves of the gap are read at the same two points: the latest evaluation within
+    half of the run's rollouts and the last one. The training reward there is the mean of
+    the updates since the evaluation before it (`frontier.training_rewards`), and its rise
+    gets a 95% Welch interval on block means; the validation rise a paired bootstrap over
+    problems. The widening is the first rise minus the second, its interval from the two
+    intervals' standard errors (the two are independent; the Welch part's, read as normal,
+    is overstated, so the interval is conservative)."""
+    if "seed" in history and history["seed"].nunique() > 1:
+        raise ValueError("history: one run's updates, got several seeds")
     scored = counts[counts["rollouts"] > 0]
-    if len(third) < 2 or len(fourth) < 2 or scored.empty:
-        return not_measured(claim, "needs a finished run with at least eight updates and its evaluations")
-    final = scored["rollouts"].max()
-    halfway = scored.loc[scored["rollouts"] <= final / 2, "rollouts"].max()
-    if np.isnan(halfway):
-        return not_measured(claim, "needs an evaluation within half of the run's rollouts")
+    evaluated = np.sort(scored["rollouts"].unique())
+    if len(evaluated) < 3:
+        return not_measured(claim, "needs a finished run evaluated at least three times after its first update")
+    final = evaluated[-1]
+    within_half = evaluated[evaluated <= final / 2]
+    if len(within_half) < 2:
+        return not_measured(claim, "needs two evaluations within half of the run's rollouts")
+    halfway, earlier = within_half[-1], within_half[:-1]
+    before_final = evaluated[evaluated < final].max()
+    updates = history[(history["step"] > 0) & history["reward"].notna()]
+    windows = {point: updates.loc[(updates["rollouts"] > start) & (updates["rollouts"] <= point), "reward"].to_numpy(float)
+               for point, start in ((halfway, earlier.max()), (final, before_final))}
+    if min(len(window) for window in windows.values()) < 2:
+        return not_measured(claim, "needs at least two updates before each of the two evaluations compared")
     at = {r: scored[scored["rollouts"] == r].set_index("id").sort_index() for r in (halfway, final)}
     problems = at[halfway].index.intersection(at[final].index)
     score = {r: per_problem(table.loc[problems, "correct"].to_numpy(), int(table["samples"].iloc[0]), metric)
              for r, table in at.items()}
-    training = welch_interval(block_means(fourth.to_numpy(float)), block_means(third.to_numpy(float)))
+    training = welch_interval(block_means(windows[final]), block_means(windows[halfway]))
     validation = paired_interval(score[final], score[halfway])
-    if training.sign > 0 and validation.sign <= 0:
-        verdict = Verdict.REPRODUCED
-    elif validation.sign > 0 or training.sign < 0:
-        verdict = Verdict.NOT_REPRODUCED
-    else:
-        verdict = Verdict.TIE
-    measured = (f"training reward {third.mean():.3f} -> {fourth.mean():.3f} (third -> last quarter of "
-                f"{last_step:.0f} updates); {metric} {score[halfway].mean():.3f} -> {score[final].mean():.3f} "
-                f"({halfway:,.0f} -> {final:,.0f} rollouts)")
-    return Finding(claim, measured, verdict,
-                   f"training rise: {training} (95% Welch interval on block means); validation rise: {validation} "
-                   f"({_over(len(problems))})")
+    if not np.isfinite([training.low, training.high]).all():
+        return not_measured(claim, "needs at least two blocks of updates before each evaluation compared")
+    spread = np.hypot((training.high - training.low) / (2 * _Z), (validation.high - validation.low) / (2 * _Z))
+    widening = training.estimate - validation.estimate
+    interval = Interval(widening, widening - _Z * spread, widening + _Z * spread)
+    measured = (f"training reward {windows[halfway].mean():.3f} -> {windows[final].mean():.3f}, {metric} "
+                f"{score[halfway].mean():.3f} -> {score[final].mean():.3f} ({halfway:,.0f} -> {final:,.0f} rollouts)")
+    return Finding(claim, measured, direction(interval),
+                   f"gap widening: {interval} (training rise {training}, 95% Welch interval on block means of "
+                   f"{len(windows[halfway])} and {len(windows[final])} updates; validation rise {validation}, "
+                   f"{_over(len(problems))})")
 
 
 def optima_by_budget(counts: pd.DataFrame, by: Sequence[str], metric: str, budgets: Sequence[float],
@@ -409,16 +426,25 @@ def n_star_grows(optima: pd.DataFrame, claim: str, level: str = "n",
 
 
 def optimum_above(upper: tuple[str, Optimum | None, Sequence[float]],
-                  lower: tuple[str, Optimum | None, Sequence[float]], claim: str, level: str = "n") -> Finding:
+                  lower: tuple[str, Optimum | None, Sequence[float]], claim: str, level: str = "n",
+                  floor: float | None = None) -> Finding:
     """Claim: the optimum named first lies at a larger n than the one named second. Each is
-    (name, its `Optimum` or None where no run finished, the n values within noise of it)."""
+    (name, its `Optimum` or None where no run finished, the n values within noise of it).
+
+    `floor`: the smallest n tried. Where the first optimum is already at the floor and the
+    second is there too, no grid could show the second below the first: a tie (censored),
+    not a contradiction."""
     (upper_name, upper_best, upper_set), (lower_name, lower_best, lower_set) = upper, lower
     if upper_best is None or lower_best is None:
         return not_measured(claim, f"no finished run for {upper_name if upper_best is None else lower_name}")
     measured = (f"{upper_name}: {level}* = {_label(upper_best.best)} ({upper_best.value:.3f}); "
                 f"{lower_name}: {level}* = {_label(lower_best.best)} ({lower_best.value:.3f})")
     uncertainty = f"{level} within noise: {upper_name} {set_text(upper_set)}, {lower_name} {set_text(lower_set)}"
-    return Finding(claim, measured, order(lower_set, upper_set), uncertainty)
+    verdict = order(lower_set, upper_set)
+    if verdict == Verdict.NOT_REPRODUCED and floor is not None and max(upper_set) == floor == min(lower_set):
+        verdict = Verdict.TIE
+        uncertainty += f"; both at the smallest {level} tried ({floor:g}): a smaller optimum cannot be seen"
+    return Finding(claim, measured, verdict, uncertainty)
 
 
 def optimum_of(counts: pd.DataFrame, by: Sequence[str], metric: str, rollouts: float | None = None,

@@ -12,9 +12,10 @@ from __future__ import annotations
 import itertools
 from dataclasses import replace
 from pathlib import Path
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 from isobook.config import Config, ConfigError, with_overrides
+from isobook.evaluation import power_of_two_budgets
 
 GRID_COLUMNS = ["set", "batch_problems", "n", "seed"]
 
@@ -86,3 +87,20 @@ def _model_label(config: Config) -> str:
     """``qwen2-h96-l3`` for isobook's own model (layout, width, depth), else the folder name."""
     m = config.model
     return f"{m.architecture}-h{m.hidden_size}-l{m.num_layers}" if m.source == "isobook" else Path(m.source).name
+
+
+class NGrid(NamedTuple):
+    """The n-versus-M comparison at the sweep's first B_p (chapters 04 and 07)."""
+
+    batch_problems: int  # the sweep's first B_p
+    n_values: list[int]  # the sweep's n with B_p * n <= max_batch
+    budgets: list[int]  # power-of-two budgets (rollouts) at which every n has made an update
+
+
+def n_grid(config: Config) -> NGrid:
+    """The sweep's n at its first B_p, and the budgets where all of them compare."""
+    batch_problems = config.sweep.batch_problems[0]
+    n_values = [n for n in config.sweep.rollouts_per_problem if batch_problems * n <= config.sweep.max_batch]
+    budgets = [b for b in power_of_two_budgets(config.evaluation, config.sweep.budget)
+               if b >= batch_problems * max(n_values)]
+    return NGrid(batch_problems, n_values, budgets)
