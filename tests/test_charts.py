@@ -64,6 +64,8 @@ def test_n_star_chart_draws_each_policy_with_log2_n_ticks_and_one_solid_legend()
     assert "n* by budget" in drawn and "n within noise" in drawn
     assert all(f">{tick}<" in drawn for tick in (2, 4, 8, 16))  # the band's range sets the ticks
     assert drawn.count(">tabular<") == 1 and drawn.count(">d = 16<") == 1  # one legend, not one per layer
+    # lines that coincide stay visible: the second policy's line is dashed over the first's
+    assert set(re.findall(r'stroke-dasharray="([^"]+)"', drawn)) - {"1,0"}
 
 
 def test_the_gap_chart_dashes_training_reward_and_legends_both_with_drawn_symbols() -> None:

@@ -121,7 +121,9 @@ def optimal_chart(edge: pd.DataFrame, fit: SigmoidFit, key: str = "n", title: st
 def n_star_chart(optima: pd.DataFrame, color: str, title: str = "") -> alt.LayerChart:
     """n* (log2 axis) versus rollouts, one line per value of `color`, over a band from the
     smallest to the largest n within noise of n* at each budget. `optima`: columns
-    ``rollouts``, ``n``, ``within noise`` (`findings.bandit_optima` rows) and `color`."""
+    ``rollouts``, ``n``, ``within noise`` (`findings.bandit_optima` rows) and `color`.
+    Each line has its own dash pattern and point size, so lines that coincide (the same
+    n* at every budget) still show every colour."""
     data = optima[["rollouts", "n", color]].assign(low=optima["within noise"].map(min),
                                                     high=optima["within noise"].map(max))
     data["label"], order = category_labels(data[color])
@@ -131,8 +133,12 @@ def n_star_chart(optima: pd.DataFrame, color: str, title: str = "") -> alt.Layer
     solid = category_color("label", order, color).legend(symbolOpacity=1)  # legend symbols as the lines, not the bands
     base = alt.Chart(data).encode(x=compute_axis(data["rollouts"]), color=solid)
     band = base.mark_area(opacity=0.12).encode(y=alt.Y("low:Q", title=title_y, scale=scale, axis=axis), y2="high:Q")
-    line = base.mark_line(point=True).encode(y=alt.Y("n:Q", title=title_y, scale=scale, axis=axis))
-    return alt.layer(band, line, title=title).properties(width=2 * WIDTH, height=HEIGHT)
+    y = alt.Y("n:Q", title=title_y, scale=scale, axis=axis)
+    line = base.mark_line().encode(y=y, strokeDash=alt.StrokeDash("label:N", sort=order, legend=None))
+    sizes = np.linspace(110, 30, len(order)).tolist()  # later points smaller: a point beneath shows as a ring
+    points = base.mark_point(filled=True, opacity=1).encode(
+        y=y, size=alt.Size("label:N", sort=order, scale=alt.Scale(domain=order, range=sizes), legend=None))
+    return alt.layer(band, line, points, title=title).properties(width=2 * WIDTH, height=HEIGHT)
 
 
 def histogram_chart(table: pd.DataFrame, value: str, count: str, title: str = "") -> alt.Chart:
