@@ -216,3 +216,14 @@ def test_the_n_grid_keeps_the_n_within_b_max_and_the_budgets_every_n_reaches() -
     assert default == (8, [4, 8, 16, 32], [512, 1024, 2048, 4096])  # chapters 04 and 07 on the cpu preset
     narrow = n_grid(load_config(None, ["sweep.batch_problems=[16, 8]", "evaluation.first_rollouts=128"]))
     assert narrow == (16, [4, 8, 16], [256, 512, 1024, 2048, 4096])  # 16 x 32 > max_batch; 16 x 16 = 256
+
+
+def test_reading_stored_runs_does_not_import_the_training_stack() -> None:
+    """A chapter whose runs are all stored calls `run_configs`, which reads their status
+    only: importing `isobook.sweeps` leaves datasets, the pipeline, the base model and the
+    trainer out."""
+    probe = ("import sys, isobook.sweeps\n"
+             "print([name for name in ('datasets', 'isobook.pipeline', 'isobook.base_model', 'isobook.runs',"
+             " 'isobook.trainer') if name in sys.modules])")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"

@@ -11,6 +11,7 @@ and two models profiled on the same first block draw the same random numbers the
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -18,9 +19,11 @@ import torch
 from tqdm import tqdm
 
 from isobook.config import SamplingConfig
-from isobook.rollout import RolloutEngine
 from isobook.storage import atomic_write_parquet
 from isobook.tasks import Problem, Task, score_rollouts
+
+if TYPE_CHECKING:  # a type only: importing the engines would load transformers
+    from isobook.rollout import RolloutEngine
 
 
 def profile_problems(engine: RolloutEngine, task: Task, problems: list[Problem], samples: int,

@@ -14,14 +14,18 @@ differ by the model, not by fresh sampling noise.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import torch
 
 from isobook.config import EvaluationConfig, SamplingConfig
 from isobook.difficulty import count_correct
 from isobook.metrics import avg_at_k, best_at_k, worst_at_k
-from isobook.rollout import RolloutEngine
 from isobook.tasks import Problem, Task
+
+if TYPE_CHECKING:  # a type only: importing the engines would load transformers
+    from isobook.rollout import RolloutEngine
 
 
 def evaluation_steps(batch_rollouts: int, total_steps: int, settings: EvaluationConfig) -> list[int]:

@@ -139,6 +139,11 @@ def sets_folder(config: Config) -> Path:
     return Path(config.system.outputs) / "sets" / sets_id(config)
 
 
+def sets_built(config: Config) -> bool:
+    """Whether the sets `config` names are in the store (their summary is written last)."""
+    return (sets_folder(config) / "summary.json").is_file()
+
+
 def run_name(config: Config) -> str:
     """A run's folder name, e.g. ``easy-bp32-n8-s0-1a2b3c``. The budget is left out (a
     larger budget extends the run), and so is how often it checkpoints."""

@@ -33,7 +33,7 @@ from isobook.config import Config, ConfigError
 from isobook.difficulty import profile_problems
 from isobook.metrics import best_at_k
 from isobook.models import checkpoint_parameter_count
-from isobook.names import POOL_SEED_OFFSET, sets_folder
+from isobook.names import POOL_SEED_OFFSET, sets_built, sets_folder
 from isobook.problem_sets import ProblemSet, build_sets, composition, histogram
 from isobook.rollout import RolloutEngine, inference_engine
 from isobook.storage import atomic_folder, read_stored
@@ -54,7 +54,7 @@ class SetsResult:
 def prepare_sets(config: Config) -> SetsResult:
     """Build (or reuse) the base model and every problem set `config` describes."""
     folder = sets_folder(config)
-    if (folder / "summary.json").is_file():
+    if sets_built(config):
         summary = read_stored(folder / "summary.json", lambda p: json.loads(p.read_text()),
                               f"delete {folder} to rebuild the sets")
         return SetsResult(folder, summary, cached=True)

@@ -35,6 +35,7 @@ import torch
 import yaml
 
 from isobook.config import Config
+from isobook.names import run_folder
 from isobook.storage import StoreError, atomic_torch_save, atomic_write_parquet, atomic_write_text, read_stored
 
 
@@ -54,6 +55,23 @@ def read_status(folder: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     return read_stored(path, lambda p: json.loads(p.read_text()), "delete it to resume the run from its checkpoint")
+
+
+def settled_status(config: Config) -> dict[str, Any] | None:
+    """The stored status of the run `config` describes if asking for it would do no work
+    (finished with at least its updates, or failed), else None."""
+    status = read_status(run_folder(config))
+    if status and (status["status"] == "failed"
+                   or status["status"] == "finished" and status["updates"] >= config.train.steps):
+        return status
+    return None
+
+
+def rollouts_left(config: Config) -> int:
+    """Rollouts the run `config` describes still has to train: its budget less what its
+    folder's status records (a resumed or extended run has done part of it)."""
+    status = read_status(run_folder(config)) or {}
+    return max(0, config.train.budget - int(status.get("rollouts", 0)))
 
 
 def write_status(folder: Path, status: str, state: RunState, reason: str | None = None) -> None:

@@ -43,8 +43,8 @@ from isobook.names import Seed, base_scores_path, run_folder, step_seed
 from isobook.pipeline import load_set, prepare_sets
 from isobook.recipe import LrScaling, lr_at, scaled_lr
 from isobook.rollout import training_engine
-from isobook.run_store import (RunState, keep_finished_policy, load_checkpoint, read_metrics, read_status,
-                               save_checkpoint, write_config, write_status, write_tables)
+from isobook.run_store import (RunState, keep_finished_policy, load_checkpoint, read_metrics, save_checkpoint,
+                               settled_status, write_config, write_status, write_tables)
 from isobook.storage import StoreError, atomic_folder, cached_json
 from isobook.tasks import Problem, make_task
 from isobook.trainer import GRPOTrainer, TrainerSettings, TrainingDiverged
@@ -152,23 +152,6 @@ def _train(config: Config, folder: Path, show_progress: bool) -> RunResult:
         write_status(folder, "finished", state)
     setup.wait_for_everyone()
     return RunResult(folder, "finished", None, total - start, read_metrics(folder))
-
-
-def settled_status(config: Config) -> dict[str, Any] | None:
-    """The stored status of the run `config` describes if asking for it would do no work
-    (finished with at least its updates, or failed), else None."""
-    status = read_status(run_folder(config))
-    if status and (status["status"] == "failed"
-                   or status["status"] == "finished" and status["updates"] >= config.train.steps):
-        return status
-    return None
-
-
-def rollouts_left(config: Config) -> int:
-    """Rollouts the run `config` describes still has to train: its budget less what its
-    folder's status records (a resumed or extended run has done part of it)."""
-    status = read_status(run_folder(config)) or {}
-    return max(0, config.train.budget - int(status.get("rollouts", 0)))
 
 
 class _RunSetup:

@@ -17,17 +17,14 @@ import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-import datasets
 import pandas as pd
-import transformers
 from tqdm import tqdm
 
 from isobook.config import Config
 from isobook.device import resolve_placement
 from isobook.locks import end_with_parent
-from isobook.names import run_folder
-from isobook.pipeline import prepare_sets
-from isobook.runs import rollouts_left, run_grpo, settled_status
+from isobook.names import run_folder, sets_built
+from isobook.run_store import rollouts_left, settled_status
 from isobook.sweeps.grid import GRID_COLUMNS, grid_row, sweep_configs
 
 
@@ -39,8 +36,15 @@ def run_sweep(config: Config, show_progress: bool = True) -> pd.DataFrame:
 
 def run_configs(configs: list[Config], config: Config, show_progress: bool = True) -> pd.DataFrame:
     """Execute `configs` (e.g. a subset of `sweep_configs`) with `config.sweep`'s executor.
-    Configs naming the same run (one folder) execute once, to the largest budget asked."""
-    prepare_sets(config)
+    Configs naming the same run (one folder) execute once, to the largest budget asked.
+
+    A chapter whose runs are all stored reads their status and never imports the training
+    stack (datasets, the pipeline, the base model, the trainer): a second or more of every
+    cached chapter's start."""
+    if not sets_built(config):  # built once here, before any worker starts
+        from isobook.pipeline import prepare_sets
+
+        prepare_sets(config)
     unique: dict[Path, Config] = {}
     for run in configs:
         kept = unique.get(run_folder(run))
@@ -66,6 +70,11 @@ def run_configs(configs: list[Config], config: Config, show_progress: bool = Tru
 def execute_run(config: Config) -> dict[str, str | None]:
     """One run, never raising: its status and, if it did not finish, why. Meant for a
     worker process: it turns off the transformers and datasets progress bars there."""
+    import datasets
+    import transformers
+
+    from isobook.runs import run_grpo
+
     transformers.utils.logging.disable_progress_bar()
     datasets.disable_progress_bars()
     try:
