@@ -343,11 +343,11 @@ def gap_widens(history: pd.DataFrame, counts: pd.DataFrame, metric: str, claim: 
     within_half = evaluated[evaluated <= final / 2]
     if len(within_half) < 2:
         return not_measured(claim, "needs two evaluations within half of the run's rollouts")
-    halfway, earlier = within_half[-1], within_half[:-1]
-    before_final = evaluated[evaluated < final].max()
+    halfway = within_half[-1]
     updates = history[(history["step"] > 0) & history["reward"].notna()]
+    # each point's window: the updates since the evaluation before it
     windows = {point: updates.loc[(updates["rollouts"] > start) & (updates["rollouts"] <= point), "reward"].to_numpy(float)
-               for point, start in ((halfway, earlier.max()), (final, before_final))}
+               for point, start in ((halfway, within_half[-2]), (final, evaluated[-2]))}
     if min(len(window) for window in windows.values()) < 2:
         return not_measured(claim, "needs at least two updates before each of the two evaluations compared")
     at = {r: scored[scored["rollouts"] == r].set_index("id").sort_index() for r in (halfway, final)}
