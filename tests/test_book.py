@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from isobook.book import ROOT, build_book, chapter_parameters, chapters, execute_chapters
+from isobook.book import ROOT, book_arms, build_book, chapter_parameters, chapters, execute_chapters
 from isobook.config import load_config
-from isobook.names import run_folder
+from isobook.names import run_folder, sets_built, sets_folder
 from isobook.sweeps import grid_run
 
 
@@ -44,6 +44,18 @@ def test_the_smoke_book_builds_from_executed_chapters_without_touching_the_sourc
         assert 'src="http' not in page  # no script or image from the network (MathJax is local)
     assert (index.parent / "mathjax" / "tex-mml-chtml.js").is_file()
     assert before == digests()
+
+
+def test_the_books_other_base_models_were_built_side_by_side_before_its_chapters(built) -> None:
+    outputs, _, _ = built
+    config = load_config(ROOT / "params" / "smoke.yaml", [f"system.outputs={outputs}"])
+    arms = book_arms(config)
+    assert len({sets_folder(arm) for arm in arms}) == 3  # the main model, chapter 04's knob on, chapter 07's Llama
+    assert all(sets_built(arm) for arm in arms)
+    logs = sorted((outputs / "logs").glob("*.log"))  # the main arm came prebuilt: two were built, at once
+    assert [log.stem for log in logs] == sorted(sets_folder(arm).name for arm in arms[1:])
+    for log in logs:
+        assert "base model" in log.read_text() and "profile avg@16" in log.read_text()
 
 
 def test_every_chapter_renders_its_charts_and_math_offline_in_chromium(built) -> None:

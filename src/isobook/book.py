@@ -80,6 +80,22 @@ def chapters(root: Path = ROOT) -> list[str]:
             for entry in part.get("chapters", [])]
 
 
+def book_arms(config: Config, root: Path = ROOT) -> list[Config]:
+    """The configs whose base model and sets the book's chapters build, one per sets folder:
+    `config` itself, and the knob-on arm of chapter 04 and the second model of chapter 07
+    where ``_toc.yml`` names those chapters (each chapter derives them the same way)."""
+    from isobook.names import sets_folder
+    from isobook.sweeps.grid import knob_arms, model_arms
+
+    arms_of = {"04_interference": knob_arms, "07_models_and_baselines": model_arms}
+    arms = [config, *(arm for chapter in chapters(root) if Path(chapter).name in arms_of
+                      for arm in arms_of[Path(chapter).name](config).values())]
+    unique: dict[Path, Config] = {}
+    for arm in arms:
+        unique.setdefault(sets_folder(arm), arm)
+    return list(unique.values())
+
+
 def chapter_parameters(params: str, overrides: list[str], config: Config, root: Path = ROOT) -> dict[str, dict]:
     """The papermill parameters of each chapter (by file name, e.g. ``02_n_versus_m``): the
     params file and overrides, and ``budget`` where ``book.budgets`` names the chapter (only
@@ -201,6 +217,10 @@ def build_book(params: str, overrides: list[str], root: Path = ROOT) -> Path:
     params = str(Path(params).resolve())  # chapters run in `root`
     config = load_config(params, overrides)
     outputs = root / config.system.outputs
+    from isobook.arms import prepare_arms  # here: a chapter's kernel imports this module for chapter_config
+
+    prepare_arms(book_arms(replace(config, system=replace(config.system, outputs=str(outputs))), root),
+                 outputs / "logs")
     notebooks = execute_chapters(chapter_parameters(params, overrides, config, root), config.sweep.budget, outputs,
                                  root)
     source = outputs / "book" / "src"
