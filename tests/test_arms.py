@@ -1,8 +1,12 @@
-"""Building several arms side by side: what the progress line reads from their logs."""
+"""Building several arms side by side: what the progress line reads from their logs, and
+a failure in one of them."""
 
 from pathlib import Path
 
-from isobook.arms import _last_progress
+import pytest
+
+from isobook.arms import _last_progress, prepare_arms
+from conftest import smoke_config
 
 
 def test_the_progress_line_shows_each_arms_latest_bar(tmp_path: Path) -> None:
@@ -16,3 +20,11 @@ def test_the_progress_line_shows_each_arms_latest_bar(tmp_path: Path) -> None:
     with open(log, "a") as stream:
         stream.write("\n" + "x" * 1000 + "\nprofile avg@16:  40%|####      | 26/64 [00:30<00:44]\r")
     assert _last_progress(log) == "profile avg@16 26/64"
+
+
+def test_a_failed_build_is_raised_with_its_log(tmp_path: Path) -> None:
+    arms = [smoke_config(tmp_path / "outputs", f"model.source={tmp_path / name}") for name in ("missing-a", "missing-b")]
+    with pytest.raises(RuntimeError, match="failed") as raised:
+        prepare_arms(arms, tmp_path / "logs")  # two base models: built in two processes
+    log = Path(str(raised.value).split("its log: ")[1].rstrip(")"))
+    assert log.parent == tmp_path / "logs" and "holds no model transformers can load" in log.read_text()

@@ -18,6 +18,7 @@ import multiprocessing
 import os
 import sys
 import time
+import traceback
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, wait
 from dataclasses import replace
@@ -33,7 +34,7 @@ from isobook.names import base_model_path, sets_built, sets_folder
 POLL_SECONDS = 5.0  # how often the progress line reads the arms' logs
 
 
-def prepare_arms(configs: Sequence[Config], logs: Path, show_progress: bool = True) -> None:
+def prepare_arms(configs: Sequence[Config], logs: Path) -> None:
     """Build the base model and sets of every config in `configs` not built yet.
 
     On a CUDA device, or with one arm to build, they are built one after the other in this
@@ -62,8 +63,8 @@ def prepare_arms(configs: Sequence[Config], logs: Path, show_progress: bool = Tr
     began = time.perf_counter()
     with ProcessPoolExecutor(max_workers=len(jobs), mp_context=context, initializer=end_with_parent,
                              initargs=(os.getpid(),)) as pool, \
-            tqdm(total=len(jobs), desc=f"base models and sets ({len(jobs)} at once, logs in {logs})", unit="arm",
-                 disable=not show_progress) as progress:
+            tqdm(total=len(jobs), desc=f"base models and sets ({len(jobs)} at once, logs in {logs})",
+                 unit="arm") as progress:
         futures = {pool.submit(_build_logged, group, logs / f"{name}.log"): name for name, group in jobs.items()}
         pending = set(futures)
         while pending:
@@ -74,9 +75,8 @@ def prepare_arms(configs: Sequence[Config], logs: Path, show_progress: bool = Tr
     for future, name in futures.items():
         if future.exception() is not None:
             raise RuntimeError(f"building {name} failed (its log: {logs / f'{name}.log'})") from future.exception()
-    if show_progress:
-        print(f"{len(jobs)} base models and their sets built side by side in {time.perf_counter() - began:.0f} s "
-              f"({threads} thread{'s' if threads > 1 else ''} each)", file=sys.stderr)
+    print(f"{len(jobs)} base models and their sets built side by side in {time.perf_counter() - began:.0f} s "
+          f"({threads} thread{'s' if threads > 1 else ''} each)", file=sys.stderr)
 
 
 def _build(group: list[Config]) -> None:
@@ -87,11 +87,16 @@ def _build(group: list[Config]) -> None:
 
 
 def _build_logged(group: list[Config], log: Path) -> None:
-    """In a worker: `_build` with stdout and stderr appended to `log`."""
+    """In a worker: `_build` with stdout and stderr appended to `log`, a failure's traceback
+    included (it is raised in the parent too)."""
     with open(log, "a", buffering=1) as stream:
         os.dup2(stream.fileno(), 1)
         os.dup2(stream.fileno(), 2)
-        _build(group)
+        try:
+            _build(group)
+        except BaseException:
+            traceback.print_exc()
+            raise
 
 
 def _last_progress(log: Path, size: int = 400) -> str:
