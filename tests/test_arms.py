@@ -1,5 +1,5 @@
-"""Building several arms side by side: what the progress line reads from their logs, and
-a failure in one of them."""
+"""Building several arms side by side: what the progress line reads from their logs, what
+is already built, and failures."""
 
 from pathlib import Path
 
@@ -22,9 +22,17 @@ def test_the_progress_line_shows_each_arms_latest_bar(tmp_path: Path) -> None:
     assert _last_progress(log) == "profile avg@16 26/64"
 
 
-def test_a_failed_build_is_raised_with_its_log(tmp_path: Path) -> None:
+def test_every_failed_build_is_named_with_its_log(tmp_path: Path) -> None:
     arms = [smoke_config(tmp_path / "outputs", f"model.source={tmp_path / name}") for name in ("missing-a", "missing-b")]
     with pytest.raises(RuntimeError, match="failed") as raised:
-        prepare_arms(arms, tmp_path / "logs")  # two base models: built in two processes
-    log = Path(str(raised.value).split("its log: ")[1].rstrip(")"))
-    assert log.parent == tmp_path / "logs" and "holds no model transformers can load" in log.read_text()
+        prepare_arms(arms, tmp_path / "logs")  # two base models: two processes at once
+    logs = sorted((tmp_path / "logs").glob("*.log"))
+    assert [log.name[:9] for log in logs] == ["missing-a", "missing-b"]
+    for log in logs:  # each process's own reason, traceback included, in its own log
+        assert str(log) in str(raised.value)
+        assert "Traceback" in log.read_text() and "holds no model transformers can load" in log.read_text()
+
+
+def test_built_arms_are_left_alone(smoke_outputs: Path, tmp_path: Path) -> None:
+    prepare_arms([smoke_config(smoke_outputs)] * 2, tmp_path / "logs")
+    assert not (tmp_path / "logs").exists()

@@ -46,7 +46,7 @@ def test_the_smoke_book_builds_from_executed_chapters_without_touching_the_sourc
     assert before == digests()
 
 
-def test_the_books_other_base_models_were_built_side_by_side_before_its_chapters(built) -> None:
+def test_the_book_builds_its_other_base_models_in_processes_of_their_own(built) -> None:
     outputs, _, _ = built
     config = load_config(ROOT / "params" / "smoke.yaml", [f"system.outputs={outputs}"])
     arms = book_arms(config)

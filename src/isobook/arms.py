@@ -4,12 +4,16 @@
     prepare_arms([config, knob_on, llama], logs=outputs / "logs")
 
 The book trains up to three base models (the main one, chapter 04's with the knob on,
-chapter 07's second model), each followed by its sets. One at a time, each on both cores,
-they leave a third of the machine idle: on this 2-core machine a 2048^3 fp32 matmul runs at
-95 GFLOP/s on two threads of one process and at 128 GFLOP/s in two one-thread processes
-(2026-12-02). So each unbuilt arm gets a process of its own, with the CPUs shared out as
-``system.threads``. The weights and sets do not depend on the threads (a test rebuilds the
-smoke sets on one thread, byte for byte), so an arm built here equals one a chapter builds.
+chapter 07's second model), each followed by its sets. One at a time on two threads they
+leave a quarter of this 2-core machine idle: a 2048^3 fp32 matmul runs at 95 GFLOP/s on two
+threads of one process and at 128 GFLOP/s in two one-thread processes, and the base model's
+training step at 0.445 s alone on two threads and at 0.674 and 0.688 s in two one-thread
+processes at once, 1.31x the steps per second (2026-12-02). So each unbuilt base model
+gets a process of its own, with the CPUs shared out as ``system.threads`` (never more than
+the config asks for; at least one, so three models on two cores share them). The weights
+and sets do not depend on the threads: the smoke sets rebuilt on one thread equal the
+two-thread ones byte for byte (a test), and so did the cpu preset's main base model and
+sets, built both ways on 2026-12-02. So an arm built here equals one a chapter builds.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ import sys
 import time
 import traceback
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor, wait
+from concurrent.futures import Future, ProcessPoolExecutor, wait
+from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 
@@ -37,11 +42,12 @@ POLL_SECONDS = 5.0  # how often the progress line reads the arms' logs
 def prepare_arms(configs: Sequence[Config], logs: Path) -> None:
     """Build the base model and sets of every config in `configs` not built yet.
 
-    On a CUDA device, or with one arm to build, they are built one after the other in this
-    process. Otherwise each base model (with the sets built from it) gets a process whose
-    output, progress bars included, goes to ``<logs>/<sets folder name>.log``; one progress
-    line here shows how far each has got. A build that fails raises here once the others
-    have ended; whatever they finished stays stored."""
+    Each base model, with the sets built from it, is built in a process of its own (spawned;
+    its output, progress bars included, goes to ``<logs>/<sets folder name>.log``), all at
+    once on the CPU, one after the other on a CUDA device (a process that ends frees the
+    GPU for the chapters). One progress line here shows how far each has got. A build that
+    fails, by an exception or by its process dying, ends only its own process: the others
+    finish and stay stored, and then one error names every arm that failed and its log."""
     groups: dict[Path, list[Config]] = {}  # arms sharing a base model are built in one process, in turn
     seen: set[Path] = set()
     for config in configs:
@@ -50,50 +56,59 @@ def prepare_arms(configs: Sequence[Config], logs: Path) -> None:
             groups.setdefault(base_model_path(config), []).append(config)
     if not groups:
         return
-    if len(groups) == 1 or resolve_placement(configs[0].system).device.type == "cuda":
-        for group in groups.values():
-            _build(group)
-        return
+    on_cuda = resolve_placement(configs[0].system).device.type == "cuda"
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    threads = max(1, cpus // len(groups))
+    threads = max(1, min(configs[0].system.threads, cpus // len(groups)))
+    jobs = {sets_folder(group[0]).name: [c if on_cuda else replace(c, system=replace(c.system, threads=threads))
+                                         for c in group] for group in groups.values()}
     logs.mkdir(parents=True, exist_ok=True)
-    jobs = {sets_folder(group[0]).name: [replace(c, system=replace(c.system, threads=threads)) for c in group]
-            for group in groups.values()}
+    rounds = [[name] for name in jobs] if on_cuda else [list(jobs)]
+    began, failed = time.perf_counter(), {}
+    with tqdm(total=len(jobs), desc=f"base models and sets ({len(rounds[0])} at once, logs in {logs})",
+              unit="arm") as progress:
+        for names in rounds:
+            failed.update(_run_round({name: jobs[name] for name in names}, logs, progress))
+    if failed:
+        raise RuntimeError("building base models and sets failed: " + "; ".join(
+            f"{name} ({type(error).__name__}: {error}; its log: {logs / f'{name}.log'})"
+            for name, error in failed.items()))
+    print(f"{len(jobs)} base models and their sets built in {time.perf_counter() - began:.0f} s, "
+          f"{len(rounds[0])} at once" + ("" if on_cuda else f" on {threads} thread{'s' if threads > 1 else ''} each"),
+          file=sys.stderr)
+
+
+def _run_round(jobs: dict[str, list[Config]], logs: Path, progress: tqdm) -> dict[str, BaseException]:
+    """Build `jobs` at once, each in a single-worker pool of its own (so that one dying
+    process breaks no other's); the failures by arm."""
     context = multiprocessing.get_context("spawn")  # torch and fork do not mix
-    began = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=len(jobs), mp_context=context, initializer=end_with_parent,
-                             initargs=(os.getpid(),)) as pool, \
-            tqdm(total=len(jobs), desc=f"base models and sets ({len(jobs)} at once, logs in {logs})",
-                 unit="arm") as progress:
-        futures = {pool.submit(_build_logged, group, logs / f"{name}.log"): name for name, group in jobs.items()}
+    with ExitStack() as stack:
+        futures: dict[Future, str] = {}
+        for name, group in jobs.items():
+            pool = stack.enter_context(ProcessPoolExecutor(max_workers=1, mp_context=context,
+                                                           initializer=end_with_parent, initargs=(os.getpid(),)))
+            futures[pool.submit(_build_logged, group, logs / f"{name}.log")] = name
         pending = set(futures)
         while pending:
             finished, pending = wait(pending, timeout=POLL_SECONDS)
             progress.update(len(finished))
             progress.set_postfix_str("; ".join(f"{futures[f]}: {_last_progress(logs / f'{futures[f]}.log')}"
                                                for f in pending))
-    for future, name in futures.items():
-        if future.exception() is not None:
-            raise RuntimeError(f"building {name} failed (its log: {logs / f'{name}.log'})") from future.exception()
-    print(f"{len(jobs)} base models and their sets built side by side in {time.perf_counter() - began:.0f} s "
-          f"({threads} thread{'s' if threads > 1 else ''} each)", file=sys.stderr)
-
-
-def _build(group: list[Config]) -> None:
-    from isobook.pipeline import prepare_sets  # the training stack, imported only when something must train
-
-    for config in group:
-        prepare_sets(config)
+    return {name: future.exception() for future, name in futures.items() if future.exception() is not None}
 
 
 def _build_logged(group: list[Config], log: Path) -> None:
-    """In a worker: `_build` with stdout and stderr appended to `log`, a failure's traceback
-    included (it is raised in the parent too)."""
+    """In a worker: build `group`'s base model and sets, with stdout and stderr appended to
+    `log`, a failure's traceback included (it is raised in the parent too)."""
     with open(log, "a", buffering=1) as stream:
-        os.dup2(stream.fileno(), 1)
-        os.dup2(stream.fileno(), 2)
+        for standard in (sys.stdout, sys.stderr):
+            standard.flush()
+            os.dup2(stream.fileno(), standard.fileno())
+        sys.stdout.reconfigure(line_buffering=True)  # a file is block-buffered: a crash would lose the tail
         try:
-            _build(group)
+            from isobook.pipeline import prepare_sets  # the training stack, in the worker only
+
+            for config in group:
+                prepare_sets(config)
         except BaseException:
             traceback.print_exc()
             raise

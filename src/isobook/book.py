@@ -213,16 +213,16 @@ def vendor_mathjax(folder: Path) -> Path | None:
 
 def build_book(params: str, overrides: list[str], root: Path = ROOT) -> Path:
     """Execute the chapters and build the HTML book into ``<system.outputs>/book/``; returns
-    the built ``index.html``. The params are checked before any chapter runs."""
+    the built ``index.html``. The params (book.budgets included) are checked before anything trains."""
     params = str(Path(params).resolve())  # chapters run in `root`
     config = load_config(params, overrides)
     outputs = root / config.system.outputs
+    parameters = chapter_parameters(params, overrides, config, root)
     from isobook.arms import prepare_arms  # here: a chapter's kernel imports this module for chapter_config
 
     prepare_arms(book_arms(replace(config, system=replace(config.system, outputs=str(outputs))), root),
                  outputs / "logs")
-    notebooks = execute_chapters(chapter_parameters(params, overrides, config, root), config.sweep.budget, outputs,
-                                 root)
+    notebooks = execute_chapters(parameters, config.sweep.budget, outputs, root)
     source = outputs / "book" / "src"
     if source.exists():
         shutil.rmtree(source)
