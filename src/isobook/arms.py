@@ -32,7 +32,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from isobook.config import Config
-from isobook.device import resolve_placement
+from isobook.device import resolve_placement, usable_cpus
 from isobook.locks import end_with_parent
 from isobook.names import base_model_path, sets_built, sets_folder
 
@@ -57,8 +57,7 @@ def prepare_arms(configs: Sequence[Config], logs: Path) -> None:
     if not groups:
         return
     on_cuda = resolve_placement(configs[0].system).device.type == "cuda"
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    threads = max(1, min(configs[0].system.threads, cpus // len(groups)))
+    threads = max(1, min(configs[0].system.threads, usable_cpus() // len(groups)))
     jobs = {sets_folder(group[0]).name: [c if on_cuda else replace(c, system=replace(c.system, threads=threads))
                                          for c in group] for group in groups.values()}
     logs.mkdir(parents=True, exist_ok=True)

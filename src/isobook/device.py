@@ -10,6 +10,7 @@ fp32 elsewhere: on these CPUs bf16 was slower (benchmarks/README.md).
 from __future__ import annotations
 
 import contextlib
+import os
 from dataclasses import dataclass
 
 import torch
@@ -36,6 +37,11 @@ class Placement:
         if self.precision == "fp32":
             return contextlib.nullcontext()
         return torch.autocast(self.device.type, dtype=self.dtype)
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask where the OS has one)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def resolve_placement(system: SystemConfig) -> Placement:

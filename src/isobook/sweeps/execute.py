@@ -21,7 +21,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from isobook.config import Config
-from isobook.device import resolve_placement
+from isobook.device import resolve_placement, usable_cpus
 from isobook.locks import end_with_parent
 from isobook.names import run_folder, sets_built
 from isobook.run_store import rollouts_left, settled_status
@@ -93,8 +93,7 @@ def local_workers(config: Config) -> int:
         return config.sweep.workers
     if resolve_placement(config.system).device.type == "cuda":
         return 1
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, cpus // config.sweep.threads_per_worker)
+    return max(1, usable_cpus() // config.sweep.threads_per_worker)
 
 
 def _run_locally(configs: list[Config], config: Config, show_progress: bool) -> list[dict[str, str | None]]:
