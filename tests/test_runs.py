@@ -32,6 +32,7 @@ from isobook.transfer import transfer_counts
 
 # Tiny but real: 16 rollouts per update, 32 updates, evaluation every half doubling from 64.
 RUN = ("train.set=easy", "train.batch_problems=4", "train.rollouts_per_problem=4", "evaluation.first_rollouts=64",
+       "evaluation.points_per_doubling=2",
        "evaluation.validation_problems=20", "evaluation.train_pass_rollouts=[0, 256]",
        "evaluation.train_pass_problems=16", "evaluation.checkpoint_every=4", "recipe.base_lr=1e-3")
 BUDGET = 512
@@ -79,6 +80,26 @@ def test_a_run_logs_every_update_and_evaluates_on_the_schedule(reference_run) ->
     status = json.loads((reference_run.folder / "status.json").read_text())
     assert (status["status"], status["updates"], status["rollouts"]) == ("finished", 32, BUDGET)
     assert (reference_run.folder / "policy" / "model.safetensors").is_file()
+
+
+def test_fewer_evaluation_points_leave_every_other_score_and_the_training_unchanged(reference_run,
+                                                                                  outputs_with_sets: Path) -> None:
+    """Each evaluation draws with the same seed and training draws by update, so one point
+    per doubling gives exactly the half-doubling schedule's scores at the doublings."""
+    sparse = run_grpo(smoke_config(outputs_with_sets, *RUN, f"train.budget={BUDGET}", "evaluation.points_per_doubling=1"),
+                      show_progress=False)
+    evaluated = sparse.metrics.dropna(subset=["val_avg@4"])
+    assert list(evaluated["step"]) == [0, 4, 8, 16, 32]  # 64, 128, 256 and 512 rollouts
+    dense = reference_run.metrics
+    pd.testing.assert_frame_equal(comparable(sparse.metrics).drop(columns=["val_avg@4", "val_best@4", "val_worst@4"]),
+                                  comparable(dense).drop(columns=["val_avg@4", "val_best@4", "val_worst@4"]))
+    shared = comparable(dense).set_index("step").loc[evaluated["step"]]
+    pd.testing.assert_frame_equal(comparable(evaluated).set_index("step"), shared)
+    counts = pd.read_parquet(reference_run.folder / "validation.parquet")
+    pd.testing.assert_frame_equal(pd.read_parquet(sparse.folder / "validation.parquet"),
+                                  counts[counts["step"].isin(evaluated["step"])].reset_index(drop=True))
+    pd.testing.assert_frame_equal(pd.read_parquet(sparse.folder / "train_pass.parquet"),
+                                  pd.read_parquet(reference_run.folder / "train_pass.parquet"))
 
 
 def test_the_base_models_scores_are_computed_once_and_shared(reference_run, outputs_with_sets: Path) -> None:

@@ -277,7 +277,9 @@ class EvaluationConfig:
     samples: int = option(4, "samples per validation problem (>= k; unbiased estimators)", low=1)
     validation_problems: int = option(200, "validation problems used (at most the split's size)", low=1)
     first_rollouts: int = option(512, "first evaluation point after the base model, in rollouts", low=1)
-    points_per_doubling: int = option(2, "evaluation points per doubling of compute", low=1)
+    points_per_doubling: int = option(
+        1, "evaluation points per doubling of compute: 1 scores the power-of-two budgets the chapters "
+        "compare; each further point costs a validation pass (validation_problems x samples rollouts)", low=1)
     train_pass_rollouts: tuple[int, ...] = option(
         (0, 4096), "rollout counts at which per-problem pass@1 of the training set is "
         "measured (the interference histograms)")
