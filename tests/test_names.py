@@ -14,24 +14,38 @@ from isobook.names import (Seed, base_model_id, base_scores_path, fingerprint, r
 from isobook.sweeps import grid_run, model_arms, run_sweep, sweep_configs
 
 
+OLD_SCHEDULE = "evaluation.points_per_doubling=2"  # the default until 03b1181
+
+
 def test_names_are_those_isobook_wrote_before_the_naming_moved() -> None:
     """Written by isobook at b4b4834 (before `names` existed) for these smoke configs: an
-    existing store keeps answering from its folders."""
-    config = smoke_config(Path("/store"), "train.batch_problems=4")
+    existing store keeps answering from its folders (its runs, scored twice per doubling,
+    for configs asking for that schedule)."""
+    config = smoke_config(Path("/store"), "train.batch_problems=4", OLD_SCHEDULE)
     assert base_model_id(config) == "qwen2-h48-l2-chain-s0-8948b4"
     assert sets_id(config) == "qwen2-h48-l2-chain-s0-8948b4-pool400-05ecfa"
     assert base_scores_path(config).name == "easy-s0-0aa984.json"
     assert run_name(config) == "easy-bp4-n8-s0-71f6aa"
     assert run_name(smoke_config(Path("/store"), "train.batch_problems=4", "train.rollouts_per_problem=4",
-                                 "train.n_train=2")) == "easy-bp4-n4-s0-bacb5e"
+                                 "train.n_train=2", OLD_SCHEDULE)) == "easy-bp4-n4-s0-bacb5e"
     assert run_name(smoke_config(Path("/store"), "train.batch_problems=4", "train.set=hard",
-                                 "recipe.zero_variance=all")) == "hard-bp4-n8-s0-d7df19"
+                                 "recipe.zero_variance=all", OLD_SCHEDULE)) == "hard-bp4-n8-s0-d7df19"
     # recipe.advantage replaced recipe.normalize_std: the default is the old default's run
-    assert run_name(smoke_config(Path("/store"), "train.batch_problems=4", "recipe.advantage=grpo")) == run_name(config)
-    others = {run_name(smoke_config(Path("/store"), "train.batch_problems=4", f"recipe.advantage={name}"))
-              for name in ("drgrpo", "rloo")}
+    assert run_name(smoke_config(Path("/store"), "train.batch_problems=4", "recipe.advantage=grpo",
+                                 OLD_SCHEDULE)) == run_name(config)
+    others = {run_name(smoke_config(Path("/store"), "train.batch_problems=4", f"recipe.advantage={name}",
+                                    OLD_SCHEDULE)) for name in ("drgrpo", "rloo")}
     assert len(others) == 2 and run_name(config) not in others
     assert transfer_cache_name(config, "hard").startswith("transfer-hard-")
+
+
+def test_the_evaluation_schedule_names_the_run_but_not_the_base_models_scores() -> None:
+    """A run scored at other points is another run (its curves, fits and training windows
+    differ), so a store's runs never answer a config with another schedule; the step-0
+    scores do not depend on the schedule and are shared."""
+    old, new = (smoke_config(Path("/store"), "train.batch_problems=4", *schedule) for schedule in ([OLD_SCHEDULE], []))
+    assert new.evaluation.points_per_doubling == 1 and run_name(new) != run_name(old)
+    assert base_scores_path(new) == base_scores_path(old)
 
 
 def test_the_default_configs_names_and_the_chat_fields() -> None:
@@ -40,7 +54,7 @@ def test_the_default_configs_names_and_the_chat_fields() -> None:
     default = Config()
     assert base_model_id(default) == "qwen2-h96-l3-chain-s0-fd7ea5"
     assert sets_id(default) == "qwen2-h96-l3-chain-s0-fd7ea5-pool4000-cff854"
-    assert run_name(default) == "easy-bp32-n8-s0-de7d18"
+    assert run_name(default) == "easy-bp32-n8-s0-e7eb3e"  # easy-bp32-n8-s0-de7d18 with the old schedule
     math = ["task.family=math-file", "task.path=/data/x.jsonl", "model.source=/m/Qwen"]
     assert sets_id(load_config(None, math)) == "Qwen-pool4000-5be16a"
     assert sets_id(load_config(None, [*math, "task.chat_template=off"])) == "Qwen-pool4000-5be16a"
@@ -57,8 +71,8 @@ def test_the_second_base_model_is_named_by_its_layout_and_keeps_the_mains_names(
     assert base_model_id(main) == "qwen2-h96-l3-chain-s0-fd7ea5"
     assert base_model_id(second) == "llama-h64-l4-chain-s0-357f14"
     assert second.model.key_value_heads == 2 and second.task == main.task and second.base_model == main.base_model
-    assert run_name(grid_run(main, "easy", 8, 4)) == "easy-bp8-n4-s0-14b98e"  # chapter 02's run
-    assert run_name(grid_run(second, "easy", 8, 4)) == "easy-bp8-n4-s0-d4c9a5"
+    assert run_name(grid_run(main, "easy", 8, 4)) == "easy-bp8-n4-s0-4501b5"  # chapter 02's run
+    assert run_name(grid_run(second, "easy", 8, 4)) == "easy-bp8-n4-s0-5024a7"
     same = ["second_model.architecture=qwen2", "second_model.hidden_size=96", "second_model.num_layers=3"]
     with pytest.raises(ConfigError, match="second_model: labelled like the main model .qwen2-h96-l3."):
         model_arms(load_config(None, same))

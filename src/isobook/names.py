@@ -74,6 +74,9 @@ FROZEN_FIELDS: dict[str, tuple[str, ...]] = {
     "BanditConfig": ("problems", "actions", "features", "batch_problems", "rollouts_per_problem", "budget", "lr",
                      "seeds", "fixed_batch"),
 }
+# ``evaluation.points_per_doubling`` when the naming froze. Its default is 1 since 03b1181, so
+# runs scored twice per doubling keep their folders and answer configs that ask for 2.
+FROZEN_POINTS_PER_DOUBLING = 2
 # Frozen fields since replaced, hashed at the value their replacement's default reproduces:
 # ``recipe.normalize_std: true`` is ``recipe.advantage: grpo``.
 RETIRED_FIELDS: dict[str, dict[str, Any]] = {"RecipeConfig": {"normalize_std": True}}
@@ -162,10 +165,11 @@ def run_folder(config: Config) -> Path:
 def base_scores_path(config: Config) -> Path:
     """The base model's step-0 scores for runs like `config`: everything that shapes them
     is hashed (the sets, the evaluation settings, the training set's size), nothing of the
-    recipe or the grid point."""
+    recipe or the grid point, nor the schedule of later evaluations (hashed at the
+    ``points_per_doubling`` the names froze with, so stores keep their scores)."""
     t = config.train
-    digest = fingerprint(sets_id(config), t.set, t.seed, t.data_size, replace(config.evaluation, checkpoint_every=0),
-                         *numerics(config.system))
+    evaluation = replace(config.evaluation, checkpoint_every=0, points_per_doubling=FROZEN_POINTS_PER_DOUBLING)
+    digest = fingerprint(sets_id(config), t.set, t.seed, t.data_size, evaluation, *numerics(config.system))
     return Path(config.system.outputs) / "base_scores" / f"{t.set}-s{t.seed}-{digest}.json"
 
 
