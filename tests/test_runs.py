@@ -5,6 +5,8 @@
 * a finished run extended from budget C to 2C equals a single 2C run, and keeps the
   policy trained to C for studies that ask for C;
 * a finished run asked again is returned without work;
+* one evaluation point per doubling scores the same as two where both evaluate, and
+  trains the same;
 * a run whose loss stops being finite ends as failed, with the reason recorded;
 * two processes asking for one run at once train it once;
 * a greedy sampling config is refused before any work.
