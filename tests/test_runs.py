@@ -92,11 +92,10 @@ def test_fewer_evaluation_points_leave_every_other_score_and_the_training_unchan
                       show_progress=False)
     evaluated = sparse.metrics.dropna(subset=["val_avg@4"])
     assert list(evaluated["step"]) == [0, 4, 8, 16, 32]  # 64, 128, 256 and 512 rollouts
-    dense = reference_run.metrics
-    pd.testing.assert_frame_equal(comparable(sparse.metrics).drop(columns=["val_avg@4", "val_best@4", "val_worst@4"]),
-                                  comparable(dense).drop(columns=["val_avg@4", "val_best@4", "val_worst@4"]))
-    shared = comparable(dense).set_index("step").loc[evaluated["step"]]
-    pd.testing.assert_frame_equal(comparable(evaluated).set_index("step"), shared)
+    dense, scores = comparable(reference_run.metrics), ["val_avg@4", "val_best@4", "val_worst@4"]
+    pd.testing.assert_frame_equal(comparable(sparse.metrics).drop(columns=scores), dense.drop(columns=scores))
+    pd.testing.assert_frame_equal(comparable(evaluated).set_index("step"),
+                                  dense.set_index("step").loc[evaluated["step"]])
     counts = pd.read_parquet(reference_run.folder / "validation.parquet")
     pd.testing.assert_frame_equal(pd.read_parquet(sparse.folder / "validation.parquet"),
                                   counts[counts["step"].isin(evaluated["step"])].reset_index(drop=True))

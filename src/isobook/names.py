@@ -74,8 +74,8 @@ FROZEN_FIELDS: dict[str, tuple[str, ...]] = {
     "BanditConfig": ("problems", "actions", "features", "batch_problems", "rollouts_per_problem", "budget", "lr",
                      "seeds", "fixed_batch"),
 }
-# ``evaluation.points_per_doubling`` when the naming froze. Its default is 1 since 03b1181, so
-# runs scored twice per doubling keep their folders and answer configs that ask for 2.
+# ``evaluation.points_per_doubling`` when the naming froze (the default is 1 since 03b1181).
+# Step-0 scores do not depend on the schedule, so `base_scores_path` hashes it at this value.
 FROZEN_POINTS_PER_DOUBLING = 2
 # Frozen fields since replaced, hashed at the value their replacement's default reproduces:
 # ``recipe.normalize_std: true`` is ``recipe.advantage: grpo``.
