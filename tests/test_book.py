@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
-from isobook.book import ROOT, book_arms, build_book, chapter_parameters, chapters, execute_chapters
+from isobook.book import ROOT, book_arms, budget_rounds, build_book, chapter_parameters, chapters, execute_chapters
 from isobook.config import load_config
 from isobook.names import run_folder, sets_built, sets_folder
 from isobook.sweeps import grid_run
@@ -162,6 +163,68 @@ def test_chapters_run_smallest_budget_first_and_come_back_in_the_books_order(tmp
     # The chapters at 16,384 run last, so the runs they extend have stopped at 4,096 first.
     assert ran[-2:] == [("02_n_versus_m", 16384), ("04_interference", 16384)]
     assert [budget for _, budget in ran[:-2]] == [None] * (len(ran) - 2)
+
+
+def test_rounds_group_the_chapters_by_budget_smallest_first_in_the_books_order() -> None:
+    config = load_config(ROOT / "params" / "cpu-long.yaml")
+    rounds = budget_rounds(chapter_parameters("cpu-long.yaml", [], config), config.sweep.budget)
+    names = [Path(chapter).name for chapter in chapters()]
+    assert [[Path(c).name for c in chapters_of_round] for chapters_of_round in rounds] == [
+        [name for name in names if name not in ("02_n_versus_m", "04_interference")],
+        ["02_n_versus_m", "04_interference"]]
+
+
+RENDEZVOUS = """# %% tags=["parameters"]
+folder = ""
+me = ""
+other = ""
+
+# %%
+import time
+from pathlib import Path
+
+(Path(folder) / me).touch()
+deadline = time.monotonic() + 300
+while not (Path(folder) / other).exists() and time.monotonic() < deadline:
+    time.sleep(0.1)
+assert (Path(folder) / other).exists(), f"{other} never started beside {me}"
+"""
+
+
+def _toy_book(root: Path, sources: dict[str, str]) -> None:
+    (root / "book").mkdir(parents=True)
+    header = (ROOT / "book" / "00_introduction.py").read_text().split("\n\n")[0]  # the kernelspec
+    for name, text in sources.items():
+        (root / "book" / f"{name}.py").write_text(f"{header}\n\n{text}")
+    (root / "_toc.yml").write_text(yaml.safe_dump({"format": "jb-book", "root": "book/index",
+                                                   "chapters": [{"file": f"book/{name}"} for name in sources]}))
+
+
+def test_chapters_of_a_round_run_at_once_and_come_back_in_the_books_order(tmp_path: Path) -> None:
+    """Each chapter waits until the other has started: one after the other, neither could end."""
+    _toy_book(tmp_path, {"a": RENDEZVOUS, "b": RENDEZVOUS})
+    meet = tmp_path / "meet"
+    meet.mkdir()
+    parameters = {"a": {"folder": str(meet), "me": "a", "other": "b"},
+                  "b": {"folder": str(meet), "me": "b", "other": "a"}}
+    notebooks = execute_chapters(parameters, 4, tmp_path / "outputs", tmp_path, at_once=2)
+    assert [notebook.name for notebook in notebooks] == ["a.ipynb", "b.ipynb"]
+    assert sorted(path.name for path in meet.iterdir()) == ["a", "b"]
+    for notebook in notebooks:
+        cells = json.loads(notebook.read_text())["cells"]
+        assert not [o for c in cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
+
+
+def test_a_failing_chapter_stops_the_build_before_the_next_round(tmp_path: Path) -> None:
+    import papermill
+
+    failing = '# %% tags=["parameters"]\nbudget = 1\n\n# %%\nraise ValueError("no such set")\n'
+    later = '# %% tags=["parameters"]\nbudget = 1\n\n# %%\nopen("ran", "w").close()\n'
+    _toy_book(tmp_path, {"fails": failing, "later": later})
+    parameters = {"fails": {"budget": 4}, "later": {"budget": 8}}
+    with pytest.raises(papermill.PapermillExecutionError, match="no such set"):
+        execute_chapters(parameters, 4, tmp_path / "outputs", tmp_path, at_once=2)
+    assert not (tmp_path / "ran").exists()
 
 
 def test_a_chapters_first_import_leaves_out_what_only_the_build_needs() -> None:

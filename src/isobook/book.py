@@ -121,32 +121,87 @@ def _parameter_names(source: Path) -> set[str]:
     return {line.split("=")[0].strip() for line in cell.source.splitlines() if "=" in line and line[:1].isidentifier()}
 
 
+def budget_rounds(parameters: dict[str, dict], default_budget: int, root: Path = ROOT) -> list[list[str]]:
+    """The chapters (``_toc.yml`` paths) in rounds of one budget each (their own, else
+    `default_budget`), smallest budget first; the book's order within a round. Every round
+    ends before the next begins, so a run stops at each budget a chapter asks of it (keeping
+    that budget's policy) before a later chapter extends it."""
+    rounds: dict[int, list[str]] = {}
+    for chapter in chapters(root):
+        rounds.setdefault(parameters[Path(chapter).name].get("budget", default_budget), []).append(chapter)
+    return [rounds[budget] for budget in sorted(rounds)]
+
+
 def execute_chapters(parameters: dict[str, dict], default_budget: int, outputs: Path,
-                     root: Path = ROOT) -> list[Path]:
+                     root: Path = ROOT, at_once: int = 1) -> list[Path]:
     """Execute every chapter with its `parameters` (`chapter_parameters`) into
-    ``<outputs>/book/notebooks/``; returns the notebooks in the book's order. Chapters run
-    in order of budget (their own, else `default_budget`), smallest first, so every run
-    stops at each budget a chapter asks of it (keeping that budget's policy) before a later
-    chapter extends it."""
+    ``<outputs>/book/notebooks/``; returns the notebooks in the book's order.
+
+    Chapters run round by round (`budget_rounds`), up to `at_once` of a round at a time,
+    each in a process of its own (its kernel runs its sweeps with their own workers). Two at
+    once keep both cores of a 2-core machine busy while one chapter imports, fits, draws or
+    waits for its sweep's last run. Chapters that ask for the same run share it: the run
+    store's lock lets one train it and the other wait, and a run reads the same trained
+    once or extended, so the executed notebooks do not depend on `at_once`. A chapter that
+    fails stops the build: the chapters already running finish, none starts after it."""
+    folder = outputs / "book" / "notebooks"
+    folder.mkdir(parents=True, exist_ok=True)
+    executed: dict[str, Path] = {}
+    with tqdm(total=len(chapters(root)), desc=f"chapters ({at_once} at once)", unit="chapter") as progress:
+        for chapters_of_round in budget_rounds(parameters, default_budget, root):
+            jobs = [(root / f"{chapter}.py", folder, parameters[Path(chapter).name], root)
+                    for chapter in chapters_of_round]
+            if at_once == 1:
+                for chapter, job in zip(chapters_of_round, jobs):
+                    progress.set_postfix_str(Path(chapter).name)
+                    executed[chapter] = execute_chapter(*job)
+                    progress.update()
+            else:
+                executed.update(_execute_at_once(chapters_of_round, jobs, at_once, progress))
+    return [executed[chapter] for chapter in chapters(root)]
+
+
+def _execute_at_once(names: list[str], jobs: list[tuple], at_once: int, progress: tqdm) -> dict[str, Path]:
+    """`execute_chapter` of each job, `at_once` processes at a time; the notebooks by chapter."""
+    import multiprocessing
+    import os
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    from isobook.locks import end_with_parent
+
+    context = multiprocessing.get_context("spawn")  # a kernel's client and fork do not mix
+    done: dict[str, Path] = {}
+    with ProcessPoolExecutor(max_workers=at_once, mp_context=context, initializer=end_with_parent,
+                             initargs=(os.getpid(),)) as pool:
+        futures = {pool.submit(execute_chapter, *job): name for name, job in zip(names, jobs)}
+        pending = set(futures)
+        while pending:
+            progress.set_postfix_str(", ".join(Path(futures[f]).name for f in pending if f.running()))
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                if future.exception() is not None:
+                    for waiting in pending:
+                        waiting.cancel()
+                    raise future.exception()
+                done[futures[future]] = future.result()
+                progress.update()
+    return done
+
+
+def execute_chapter(source: Path, folder: Path, parameters: dict, root: Path) -> Path:
+    """One chapter's Jupytext `source` executed by papermill with `parameters` (run in
+    `root`) into ``<folder>/<name>.ipynb``, tagged for the page; returns that notebook."""
     import jupytext
     import papermill
 
-    folder = outputs / "book" / "notebooks"
-    folder.mkdir(parents=True, exist_ok=True)
-    order = chapters(root)
-    executed = {}
-    for chapter in tqdm(sorted(order, key=lambda c: parameters[Path(c).name].get("budget", default_budget)),
-                        desc="chapters", unit="chapter"):
-        source = root / f"{chapter}.py"
-        blank = folder / f".{source.stem}.input.ipynb"
-        jupytext.write(jupytext.read(source), blank)
-        target = folder / f"{source.stem}.ipynb"
-        papermill.execute_notebook(str(blank), str(target), parameters=parameters[source.stem],
-                                   cwd=str(root), kernel_name="python3", progress_bar=False)
-        blank.unlink()
-        tag_for_the_page(target)
-        executed[chapter] = target
-    return [executed[chapter] for chapter in order]
+    blank = folder / f".{source.stem}.input.ipynb"
+    jupytext.write(jupytext.read(source), blank)
+    target = folder / f"{source.stem}.ipynb"
+    papermill.execute_notebook(str(blank), str(target), parameters=parameters, cwd=str(root),
+                               kernel_name="python3", progress_bar=False)
+    blank.unlink()
+    tag_for_the_page(target)
+    return target
 
 
 def tag_for_the_page(notebook: Path) -> None:
@@ -222,7 +277,7 @@ def build_book(params: str, overrides: list[str], root: Path = ROOT) -> Path:
 
     prepare_arms(book_arms(replace(config, system=replace(config.system, outputs=str(outputs))), root),
                  outputs / "logs")
-    notebooks = execute_chapters(parameters, config.sweep.budget, outputs, root)
+    notebooks = execute_chapters(parameters, config.sweep.budget, outputs, root, config.book.chapters_at_once)
     source = outputs / "book" / "src"
     if source.exists():
         shutil.rmtree(source)
