@@ -121,15 +121,33 @@ def _parameter_names(source: Path) -> set[str]:
     return {line.split("=")[0].strip() for line in cell.source.splitlines() if "=" in line and line[:1].isidentifier()}
 
 
+# Chapters whose runs train to half the budget they are given (chapter 01: its parameters
+# cell says so, and a test keeps the two in step); their round is that half's.
+HALF_BUDGET_CHAPTERS = frozenset({"01_recipe"})
+
+
 def budget_rounds(parameters: dict[str, dict], default_budget: int, root: Path = ROOT) -> list[list[str]]:
-    """The chapters (``_toc.yml`` paths) in rounds of one budget each (their own, else
-    `default_budget`), smallest budget first; the book's order within a round. Every round
-    ends before the next begins, so a run stops at each budget a chapter asks of it (keeping
-    that budget's policy) before a later chapter extends it."""
+    """The chapters (``_toc.yml`` paths) in rounds by the budget their runs train to (their
+    own, else `default_budget`; half of it for `HALF_BUDGET_CHAPTERS`), smallest first; the
+    book's order within a round. A round ends before the next begins, so a run stops at
+    each budget a chapter asks of it (keeping that budget's policy) before a later chapter
+    extends it, and no chapter reads a run that another is extending."""
     rounds: dict[int, list[str]] = {}
     for chapter in chapters(root):
-        rounds.setdefault(parameters[Path(chapter).name].get("budget", default_budget), []).append(chapter)
+        name = Path(chapter).name
+        budget = parameters[name].get("budget", default_budget)
+        rounds.setdefault(budget // 2 if name in HALF_BUDGET_CHAPTERS else budget, []).append(chapter)
     return [rounds[budget] for budget in sorted(rounds)]
+
+
+def chapters_at_once(config: Config) -> int:
+    """`book.chapters_at_once`, or by default 2 on the CPU and 1 where runs go to a CUDA GPU
+    (two chapters' local workers would share its first device)."""
+    if config.book.chapters_at_once is not None:
+        return config.book.chapters_at_once
+    from isobook.device import resolve_placement
+
+    return 1 if resolve_placement(config.system).device.type == "cuda" else 2
 
 
 def execute_chapters(parameters: dict[str, dict], default_budget: int, outputs: Path,
@@ -140,51 +158,60 @@ def execute_chapters(parameters: dict[str, dict], default_budget: int, outputs: 
     Chapters run round by round (`budget_rounds`), up to `at_once` of a round at a time,
     each in a process of its own (its kernel runs its sweeps with their own workers). Two at
     once keep both cores of a 2-core machine busy while one chapter imports, fits, draws or
-    waits for its sweep's last run. Chapters that ask for the same run share it: the run
-    store's lock lets one train it and the other wait, and a run reads the same trained
-    once or extended, so the executed notebooks do not depend on `at_once`. A chapter that
-    fails stops the build: the chapters already running finish, none starts after it."""
+    waits for its sweep's last run. Chapters of a round that ask for the same run share it:
+    the run store's lock lets one train it and the other wait, and every chapter of a round
+    asks for the same budget, so the executed notebooks do not depend on `at_once`. A
+    chapter that fails stops the build: no chapter starts after it, and its error is raised
+    once the chapters beside it have finished."""
     folder = outputs / "book" / "notebooks"
     folder.mkdir(parents=True, exist_ok=True)
     executed: dict[str, Path] = {}
     with tqdm(total=len(chapters(root)), desc=f"chapters ({at_once} at once)", unit="chapter") as progress:
         for chapters_of_round in budget_rounds(parameters, default_budget, root):
-            jobs = [(root / f"{chapter}.py", folder, parameters[Path(chapter).name], root)
-                    for chapter in chapters_of_round]
-            if at_once == 1:
-                for chapter, job in zip(chapters_of_round, jobs):
+            jobs = {chapter: (root / f"{chapter}.py", folder, parameters[Path(chapter).name], root)
+                    for chapter in chapters_of_round}
+            if min(at_once, len(jobs)) == 1:
+                for chapter, job in jobs.items():
                     progress.set_postfix_str(Path(chapter).name)
                     executed[chapter] = execute_chapter(*job)
                     progress.update()
             else:
-                executed.update(_execute_at_once(chapters_of_round, jobs, at_once, progress))
+                executed.update(_execute_at_once(jobs, at_once, progress))
     return [executed[chapter] for chapter in chapters(root)]
 
 
-def _execute_at_once(names: list[str], jobs: list[tuple], at_once: int, progress: tqdm) -> dict[str, Path]:
-    """`execute_chapter` of each job, `at_once` processes at a time; the notebooks by chapter."""
+def _execute_at_once(jobs: dict[str, tuple], at_once: int, progress: tqdm) -> dict[str, Path]:
+    """`execute_chapter` of each job (by chapter), in `at_once` processes, a chapter started
+    as another ends, in order; the notebooks by chapter. After a failure no chapter starts,
+    and the failure is raised once the chapters still running have finished."""
     import multiprocessing
     import os
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
     from isobook.locks import end_with_parent
 
     context = multiprocessing.get_context("spawn")  # a kernel's client and fork do not mix
+    waiting = list(jobs)
     done: dict[str, Path] = {}
+    failure: BaseException | None = None
     with ProcessPoolExecutor(max_workers=at_once, mp_context=context, initializer=end_with_parent,
                              initargs=(os.getpid(),)) as pool:
-        futures = {pool.submit(execute_chapter, *job): name for name, job in zip(names, jobs)}
-        pending = set(futures)
-        while pending:
-            progress.set_postfix_str(", ".join(Path(futures[f]).name for f in pending if f.running()))
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+        running: dict[Future, str] = {}
+        while running or (waiting and failure is None):
+            while waiting and failure is None and len(running) < at_once:
+                chapter = waiting.pop(0)
+                running[pool.submit(execute_chapter, *jobs[chapter])] = chapter
+            progress.set_postfix_str(", ".join(Path(chapter).name for chapter in running.values()))
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in finished:
+                chapter = running.pop(future)
                 if future.exception() is not None:
-                    for waiting in pending:
-                        waiting.cancel()
-                    raise future.exception()
-                done[futures[future]] = future.result()
-                progress.update()
+                    failure = failure or future.exception()
+                else:
+                    done[chapter] = future.result()
+                    progress.update()
+    if failure is not None:
+        raise failure
     return done
 
 
@@ -277,7 +304,7 @@ def build_book(params: str, overrides: list[str], root: Path = ROOT) -> Path:
 
     prepare_arms(book_arms(replace(config, system=replace(config.system, outputs=str(outputs))), root),
                  outputs / "logs")
-    notebooks = execute_chapters(parameters, config.sweep.budget, outputs, root, config.book.chapters_at_once)
+    notebooks = execute_chapters(parameters, config.sweep.budget, outputs, root, chapters_at_once(config))
     source = outputs / "book" / "src"
     if source.exists():
         shutil.rmtree(source)

@@ -465,8 +465,9 @@ class BookConfig:
 
     budgets: dict[str, int] = option(dict, "rollouts per sweep run by chapter (its file name in book/ without .py; "
                                      "chapter 01 runs to half of it)", factory=True)
-    chapters_at_once: int = option(2, "chapters executed at once, each with its own sweep workers (sweep.workers); "
-                                   "1: one after another", low=1)
+    chapters_at_once: int | None = option(None, "chapters executed at once, each with its own sweep workers "
+                                          "(sweep.workers, so two chapters may start twice the runs the CPUs "
+                                          "hold); null: 2 on the CPU, 1 where runs go to a CUDA GPU", low=1)
 
     def __post_init__(self) -> None:
         for chapter, rollouts in self.budgets.items():

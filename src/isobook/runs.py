@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -89,7 +90,9 @@ def _writer_of(folder: Path) -> contextlib.AbstractContextManager:
             raise StoreError(f"{folder}: held by {holder}, which is training this run; allowed: one writer per "
                              "run (launch again once it has finished, and the run answers from the store)")
         return holding(folder, on_busy=busy)
-    return holding(folder, on_busy=lambda holder: tqdm.write(f"{folder.name}: held by {holder}; waiting for it"))
+    # On stderr: a chapter's page leaves stderr out, and the holder's pid is not for the reader.
+    return holding(folder, on_busy=lambda holder: tqdm.write(f"{folder.name}: held by {holder}; waiting for it",
+                                                             file=sys.stderr))
 
 
 def _train(config: Config, folder: Path, show_progress: bool) -> RunResult:
