@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from isobook.book import HALF_BUDGET_CHAPTERS, ROOT, book_arms, budget_rounds, build_book, chapter_parameters, chapters, execute_chapters
+from isobook.book import (HALF_BUDGET_CHAPTERS, ROOT, book_arms, budget_rounds, build_book, chapter_parameters,
+                          chapters, execute_chapters)
 from isobook.config import load_config
 from isobook.names import run_folder, sets_built, sets_folder
 from isobook.sweeps import grid_run
@@ -204,8 +205,9 @@ def _toy_book(root: Path, sources: dict[str, str]) -> None:
 def test_chapters_of_a_round_run_at_once_and_come_back_in_the_books_order(tmp_path: Path) -> None:
     """Each chapter waits until the other has started (one after the other, neither could
     end), and the first ends last."""
-    _toy_book(tmp_path, {"a": 'Path(folder, "a").touch()\nwait_for(Path(folder, "b"))\nwait_for(Path(folder, "b-done"))',
-                         "b": 'Path(folder, "b").touch()\nwait_for(Path(folder, "a"))\nPath(folder, "b-done").touch()'})
+    _toy_book(tmp_path, {
+        "a": 'Path(folder, "a").touch()\nwait_for(Path(folder, "b"))\nwait_for(Path(folder, "b-done"))',
+        "b": 'Path(folder, "b").touch()\nwait_for(Path(folder, "a"))\nPath(folder, "b-done").touch()'})
     parameters = {name: {"folder": str(tmp_path)} for name in ("a", "b")}
     notebooks = execute_chapters(parameters, 4, tmp_path / "outputs", tmp_path, at_once=2)
     assert [notebook.name for notebook in notebooks] == ["a.ipynb", "b.ipynb"]
@@ -218,7 +220,8 @@ def test_a_failing_chapter_lets_the_running_one_finish_and_starts_no_other(tmp_p
     _toy_book(tmp_path, {
         "fails": 'Path(folder, "fails").touch()\nraise ValueError("no such set")',
         # Still running when "fails" fails: it ends after papermill has written the error
-        # banner into the failed chapter's notebook, the last thing papermill does before raising.
+        # banner into the failed chapter's notebook, the last thing papermill does before
+        # raising.
         "running": 'wait_for(Path(folder, "fails"))\nnotebook = Path(folder, "outputs/book/notebooks/fails.ipynb")\n'
                    'while "papermill-error-cell-tag" not in (notebook.read_text() if notebook.exists() else ""):\n'
                    '    time.sleep(0.1)\nPath(folder, "running-done").touch()',

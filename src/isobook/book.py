@@ -204,9 +204,9 @@ def _execute_at_once(jobs: dict[str, tuple], at_once: int, progress: tqdm) -> di
             progress.set_postfix_str(", ".join(Path(chapter).name for chapter in running.values()))
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in finished:
-                chapter = running.pop(future)
-                if future.exception() is not None:
-                    failure = failure or future.exception()
+                chapter, error = running.pop(future), future.exception()
+                if error is not None:
+                    failure = failure or error
                 else:
                     done[chapter] = future.result()
                     progress.update()
