@@ -4,16 +4,13 @@
     prepare_arms([config, knob_on, llama], logs=outputs / "logs")
 
 The book trains up to three base models (the main one, chapter 04's with the knob on,
-chapter 07's second model), each followed by its sets. One at a time on two threads they
-leave a quarter of this 2-core machine idle: a 2048^3 fp32 matmul runs at 95 GFLOP/s on two
-threads of one process and at 128 GFLOP/s in two one-thread processes, and the base model's
-training step at 0.445 s alone on two threads and at 0.674 and 0.688 s in two one-thread
-processes at once, 1.31x the steps per second (2026-12-02). So each unbuilt base model
-gets a process of its own, with the CPUs shared out as ``system.threads`` (never more than
-the config asks for; at least one, so three models on two cores share them). The weights
-and sets do not depend on the threads: the smoke sets rebuilt on one thread equal the
-two-thread ones byte for byte (a test), and so did the cpu preset's main base model and
-sets, built both ways on 2026-12-02. So an arm built here equals one a chapter builds.
+chapter 07's second model), each followed by its sets, and every one of them is built on
+one CPU thread (`base_model.BUILD_THREADS`: on CPUs whose BLAS splits long reductions
+across threads, two threads would train another model). One at a time they would leave
+half of this 2-core machine idle, so each unbuilt base model gets a process of its own,
+all at once (three models on two cores share them: a 2048^3 fp32 matmul ran at 128
+GFLOP/s in two one-thread processes against 95 on two threads of one, 2026-12-02). An
+arm built here equals one that a chapter or ``isobook sets`` builds alone.
 """
 
 from __future__ import annotations
@@ -26,13 +23,12 @@ import traceback
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, wait
 from contextlib import ExitStack
-from dataclasses import replace
 from pathlib import Path
 
 from tqdm import tqdm
 
 from isobook.config import Config
-from isobook.device import resolve_placement, usable_cpus
+from isobook.device import resolve_placement
 from isobook.locks import end_with_parent
 from isobook.names import base_model_path, sets_built, sets_folder
 
@@ -57,9 +53,7 @@ def prepare_arms(configs: Sequence[Config], logs: Path) -> None:
     if not groups:
         return
     on_cuda = resolve_placement(configs[0].system).device.type == "cuda"
-    threads = max(1, min(configs[0].system.threads, usable_cpus() // len(groups)))
-    jobs = {sets_folder(group[0]).name: [c if on_cuda else replace(c, system=replace(c.system, threads=threads))
-                                         for c in group] for group in groups.values()}
+    jobs = {sets_folder(group[0]).name: group for group in groups.values()}
     logs.mkdir(parents=True, exist_ok=True)
     rounds = [[name] for name in jobs] if on_cuda else [list(jobs)]
     began, failed = time.perf_counter(), {}
@@ -72,7 +66,7 @@ def prepare_arms(configs: Sequence[Config], logs: Path) -> None:
             f"{name} ({type(error).__name__}: {error}; its log: {logs / f'{name}.log'})"
             for name, error in failed.items()))
     print(f"{len(jobs)} base models and their sets built in {time.perf_counter() - began:.0f} s, "
-          f"{len(rounds[0])} at once" + ("" if on_cuda else f" on {threads} thread{'s' if threads > 1 else ''} each"),
+          f"{len(rounds[0])} at once" + ("" if on_cuda else " on one thread each"),
           file=sys.stderr)
 
 

@@ -15,10 +15,12 @@ Resumable: every `checkpoint_every` steps model, optimizer and step go to
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +37,23 @@ from isobook.tasks import ChainArithmetic, make_task
 from isobook.tokenizer import build_char_tokenizer
 
 IGNORE = -100  # label id that carries no loss
+# The base model and its sets are built on one CPU thread, whatever `system.threads` says.
+# Where the BLAS splits a long reduction across threads (Intel's MKL does for the weight
+# gradients' matmuls, whose inner dimension is the batch's tokens), two threads round
+# differently from one, and a thousand steps turn that into another model. One thread is
+# what the book's arms get side by side, so a chapter or `isobook sets` builds the same arm.
+BUILD_THREADS = 1
+
+
+@contextlib.contextmanager
+def build_threads() -> Iterator[None]:
+    """torch on `BUILD_THREADS` CPU threads inside, the previous count restored after."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(BUILD_THREADS)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def earlier_checkpoint_step(settings: BaseModelConfig) -> int:
@@ -60,7 +79,8 @@ def ensure_base_model(config: Config) -> Path:
         raise ConfigError(f"model.source: isobook's own base model learns from the chain task's teacher, and "
                           f"task.family is {config.task.family!r}; allowed with it: a local Hugging Face model "
                           "folder or hub id")
-    train_base_model(config, task, folder)
+    with build_threads():
+        train_base_model(config, task, folder)
     return folder
 
 
@@ -109,7 +129,6 @@ def learning_rate(step: int, peak: float, warmup: int, total: int, min_ratio: fl
 def train_base_model(config: Config, task: ChainArithmetic, folder: Path) -> None:
     """Train isobook's own base model and save it (and its earlier checkpoint) to `folder`."""
     settings = config.base_model
-    torch.set_num_threads(config.system.threads)
     tokenizer = build_char_tokenizer()
     model = build_model(config.model, tokenizer, seed=config.system.seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)

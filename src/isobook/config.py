@@ -480,7 +480,8 @@ class SystemConfig:
     """Where and how work runs."""
 
     seed: int = option(0, "seed for problems, training and sampling", low=0)
-    threads: int = option(2, "torch CPU threads", low=1)
+    threads: int = option(2, "torch CPU threads of a run (base models and their sets build on one, so "
+                              "that they do not depend on it)", low=1)
     outputs: str = option("outputs", "folder for models, sets and runs")
     device: str = option("auto", "auto (cuda when torch sees one, else cpu), cpu, cuda, cuda:N")
     precision: str = option("auto", "auto (bf16 on a CUDA device, fp32 otherwise), fp32, bf16 (autocast over "

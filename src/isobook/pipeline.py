@@ -26,9 +26,8 @@ from typing import Any
 import datasets
 import numpy as np
 import pandas as pd
-import torch
 
-from isobook.base_model import earlier_checkpoint_path, ensure_base_model
+from isobook.base_model import build_threads, earlier_checkpoint_path, ensure_base_model
 from isobook.config import Config, ConfigError
 from isobook.difficulty import profile_problems
 from isobook.metrics import best_at_k
@@ -58,7 +57,12 @@ def prepare_sets(config: Config) -> SetsResult:
         summary = read_stored(folder / "summary.json", lambda p: json.loads(p.read_text()),
                               f"delete {folder} to rebuild the sets")
         return SetsResult(folder, summary, cached=True)
-    torch.set_num_threads(config.system.threads)
+    with build_threads():  # the profile samples on the thread count the base model trained on
+        return _build_sets(config, folder)
+
+
+def _build_sets(config: Config, folder: Path) -> SetsResult:
+    """Train (or reuse) the base model, profile its pool and write the sets to `folder`."""
     seconds: dict[str, float] = {}
     began = time.perf_counter()
     model_path = ensure_base_model(config)
