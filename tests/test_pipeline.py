@@ -9,6 +9,7 @@ import torch
 from safetensors.torch import load_file
 
 import isobook.base_model as base_model
+import isobook.pipeline as pipeline
 from isobook.cli import main
 from isobook.config import Config, load_config
 from isobook.names import base_model_path
@@ -74,13 +75,24 @@ def test_the_sets_do_not_depend_on_system_threads(built, tmp_path: Path, monkeyp
     # `built` asked for the preset's two threads. A base model and its sets build on one thread
     # whatever `system.threads` says (on Intel's MKL two threads round the weight gradients
     # differently, and the trained model differs), and the caller's thread count comes back.
-    threads_seen = []
-    train = base_model.train_base_model
-    monkeypatch.setattr(base_model, "train_base_model",
-                        lambda *args: (threads_seen.append(torch.get_num_threads()), train(*args)))
+    threads_seen: dict[str, set[int]] = {"train": set(), "profile": set()}
+
+    def recording(name: str, function):
+        def call(*args, **kwargs):
+            threads_seen[name].add(torch.get_num_threads())
+            return function(*args, **kwargs)
+        return call
+
+    monkeypatch.setattr(base_model, "train_base_model", recording("train", base_model.train_base_model))
+    monkeypatch.setattr(pipeline, "profile_problems", recording("profile", pipeline.profile_problems))
+    before = torch.get_num_threads()
     torch.set_num_threads(2)
-    again = prepare_sets(smoke(tmp_path, "system.threads=3"))
-    assert threads_seen == [base_model.BUILD_THREADS] == [1] and torch.get_num_threads() == 2
+    try:
+        again = prepare_sets(smoke(tmp_path, "system.threads=3"))
+        assert threads_seen == {"train": {1}, "profile": {1}} and base_model.BUILD_THREADS == 1
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
     weights = [base_model_path(smoke(root)) / "model.safetensors" for root in (built.folder.parents[1], tmp_path)]
     assert weights[0].read_bytes() == weights[1].read_bytes()
     files = sorted(p.relative_to(built.folder) for p in built.folder.rglob("*") if p.is_file())

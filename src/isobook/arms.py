@@ -8,9 +8,8 @@ chapter 07's second model), each followed by its sets, and every one of them is 
 one CPU thread (`base_model.BUILD_THREADS`: on CPUs whose BLAS splits long reductions
 across threads, two threads would train another model). One at a time they would leave
 half of this 2-core machine idle, so each unbuilt base model gets a process of its own,
-all at once (three models on two cores share them: a 2048^3 fp32 matmul ran at 128
-GFLOP/s in two one-thread processes against 95 on two threads of one, 2026-12-02). An
-arm built here equals one that a chapter or ``isobook sets`` builds alone.
+all at once; three models on two cores share them. An arm built here equals one that a
+chapter or ``isobook sets`` builds alone.
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ def prepare_sets(config: Config) -> SetsResult:
         summary = read_stored(folder / "summary.json", lambda p: json.loads(p.read_text()),
                               f"delete {folder} to rebuild the sets")
         return SetsResult(folder, summary, cached=True)
-    with build_threads():  # the profile samples on the thread count the base model trained on
+    with build_threads():  # the profile too: the sets must not depend on system.threads
         return _build_sets(config, folder)
 
 
