@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import sys
 import tempfile
 import time
@@ -176,11 +177,11 @@ def vllm_rows(table: Table, model, tokenizer, prompts: list[str], n: int, sampli
               dtype: torch.dtype) -> None:
     """The vLLM engine on the same model and batch, and one weight push; a row saying why not
     where vLLM is not installed."""
-    try:
-        from isobook.rollout.vllm_engine import VLLMEngine
-    except ImportError as error:
-        table.add("vLLM engine", f"not run: {error}")
+    if importlib.util.find_spec("vllm") is None:  # `isobook.rollout.vllm_engine` imports vLLM only when built
+        table.add("vLLM engine", "not run: vLLM is not installed (`make venv-vllm` on a CPU machine)")
         return
+    from isobook.rollout.vllm_engine import VLLMEngine
+
     with tempfile.TemporaryDirectory(prefix="isobook-gpu-check-") as scratch:  # the model's copy: ~2 GB at 0.5B
         folder = Path(scratch)
         model.save_pretrained(folder)
