@@ -91,10 +91,10 @@ table(pd.concat([o.assign(set=s, updates=o["rollouts"] / batch) for s, o in opti
 #
 # The fixed-$B$ runs above and chapter 02's runs at the grid's first $B_p$ (shared through
 # the run store), each at the sweep's budget. The paper compares the range of final reward
-# over $B_p$ at fixed $n$ with the range over $n$ at fixed $B_p$; our grid has four $n$ per
-# $B_p$ but only two $B_p$ per $n$, and a range grows with the runs it spans, so we compare
-# the mean change between two runs that differ only in $B_p$ with that between two runs
-# that differ only in $n$.
+# over $B_p$ at fixed $n$ with the range over $n$ at fixed $B_p$; these runs have four $n$
+# at the first $B_p$ but at most two $B_p$ at any $n$, and a range grows with the runs it
+# spans, so we compare the mean change between two runs that differ only in $B_p$ with that
+# between two runs that differ only in $n$.
 
 # %%
 final = {set_name: problem_scores(part, ["batch_problems", "n"], avg, rollouts=config.sweep.budget)

@@ -15,8 +15,9 @@
 # degrades). **Skew**: trained on mixtures of hard, easy and very easy problems, larger $n$
 # wins past a data-dependent compute threshold on most validation sets, all-hard training
 # forgets easy problems, and very easy data does not help. We train on a small slice of the
-# easy set beside the full set, and on the hard set and two mixtures, then score every
-# final policy on the easy, hard and very easy validation splits.
+# easy set beside the full set (both scored on easy validation), and on the hard set and
+# two mixtures, whose final policies, and the base model, are scored on the easy, hard and
+# very easy validation splits.
 #
 # **How the verdicts are decided.** Every policy scores each validation split with the
 # same random numbers, so policies compare problem by problem (95% paired bootstrap over
@@ -30,7 +31,7 @@ params = "params/cpu.yaml"  # a preset from params/; the grid is its sweep secti
 # Overrides as on the command line: a list of "section.field=value" strings.
 overrides = []
 budget = None  # rollouts per run; None keeps the params file's sweep.budget
-data_fraction = 0.125  # the small training set's share of the easy set (paper: 500 of 6k)
+data_fraction = 0.125  # the small training set's share of the easy set (paper: 500 of 6k, 1/12)
 
 # %%
 import datasets
