@@ -38,7 +38,8 @@ def test_gpu_check_dry_run_prints_its_table_last() -> None:
     assert table["model"].startswith("tiny, ")
     assert rows[-1].startswith("| this script, imports excluded | ")
     if not VLLM_INSTALLED:
-        assert table["vLLM engine"] == "not run: vLLM is not installed (`make venv-vllm` on a CPU machine)"
+        assert table["vLLM engine"] == ("not run: vLLM is not installed (`pip install -e .[vllm]` on a GPU machine, "
+                                        "`make venv-vllm` on a CPU one)")
     # every row was also logged as it was measured, so a run killed by its time limit keeps them
     assert f"measured: torch engine: rollouts/s: {table['torch engine: rollouts/s']}" in result.stderr
 
