@@ -178,7 +178,8 @@ def vllm_rows(table: Table, model, tokenizer, prompts: list[str], n: int, sampli
     """The vLLM engine on the same model and batch, and one weight push; a row saying why not
     where vLLM is not installed."""
     if importlib.util.find_spec("vllm") is None:  # `isobook.rollout.vllm_engine` imports vLLM only when built
-        table.add("vLLM engine", "not run: vLLM is not installed (`pip install -e .[vllm]` on a GPU machine, `make venv-vllm` on a CPU one)")
+        table.add("vLLM engine", "not run: vLLM is not installed (`pip install -e .[vllm]` on a GPU machine, "
+                                 "`make venv-vllm` on a CPU one)")
         return
     from isobook.rollout.vllm_engine import VLLMEngine
 
