@@ -204,14 +204,22 @@ def _toy_book(root: Path, sources: dict[str, str]) -> None:
 
 def test_chapters_of_a_round_run_at_once_and_come_back_in_the_books_order(tmp_path: Path) -> None:
     """Each chapter waits until the other has started (one after the other, neither could
-    end), and the first ends last."""
+    end), and the first ends last. Their kernels, started together, talk over Unix sockets
+    in folders of their own, so they cannot be handed the same TCP port."""
+    kernel = 'from ipykernel import get_connection_info\nPath(folder, "{}.kernel").write_text(get_connection_info())\n'
     _toy_book(tmp_path, {
-        "a": 'Path(folder, "a").touch()\nwait_for(Path(folder, "b"))\nwait_for(Path(folder, "b-done"))',
-        "b": 'Path(folder, "b").touch()\nwait_for(Path(folder, "a"))\nPath(folder, "b-done").touch()'})
+        "a": kernel.format("a") + 'Path(folder, "a").touch()\nwait_for(Path(folder, "b"))\n'
+                                  'wait_for(Path(folder, "b-done"))',
+        "b": kernel.format("b") + 'Path(folder, "b").touch()\nwait_for(Path(folder, "a"))\n'
+                                  'Path(folder, "b-done").touch()'})
     parameters = {name: {"folder": str(tmp_path)} for name in ("a", "b")}
     notebooks = execute_chapters(parameters, 4, tmp_path / "outputs", tmp_path, at_once=2)
     assert [notebook.name for notebook in notebooks] == ["a.ipynb", "b.ipynb"]
     assert all(notebook.is_file() for notebook in notebooks)
+    channels = [json.loads((tmp_path / f"{name}.kernel").read_text()) for name in ("a", "b")]
+    assert [c["transport"] for c in channels] == ["ipc", "ipc"]
+    folders = [Path(c["ip"]).parent for c in channels]
+    assert folders[0] != folders[1] and all(folder.is_absolute() and not folder.exists() for folder in folders)
 
 
 def test_a_failing_chapter_lets_the_running_one_finish_and_starts_no_other(tmp_path: Path) -> None:

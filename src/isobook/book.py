@@ -24,12 +24,16 @@ import tarfile
 import tempfile
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 from tqdm import tqdm
 
 from isobook.config import Config, ConfigError, load_config
 from isobook.pages import findings_of_notebook, landing_table
+
+if TYPE_CHECKING:
+    import traitlets.config
 
 # jsonschema (which altair and nbformat import) builds a parser of RFC 3987's grammar at
 # import when rfc3987_syntax is installed (jupyter-events asks for it): 2.8 s in every
@@ -224,11 +228,26 @@ def execute_chapter(source: Path, folder: Path, parameters: dict, root: Path) ->
     blank = folder / f".{source.stem}.input.ipynb"
     jupytext.write(jupytext.read(source), blank)
     target = folder / f"{source.stem}.ipynb"
-    papermill.execute_notebook(str(blank), str(target), parameters=parameters, cwd=str(root),
-                               kernel_name="python3", progress_bar=False)
+    with tempfile.TemporaryDirectory(prefix="isobook-kernel-") as sockets:
+        papermill.execute_notebook(str(blank), str(target), parameters=parameters, cwd=str(root),
+                                   kernel_name="python3", progress_bar=False, config=_kernel_channels(Path(sockets)))
     blank.unlink()
     tag_for_the_page(target)
     return target
+
+
+def _kernel_channels(sockets: Path) -> traitlets.config.Config:
+    """The kernel manager's settings for a chapter: on POSIX its kernel's channels are Unix
+    sockets in `sockets`, a folder of this chapter's own. Over TCP, jupyter_client picks
+    free ports before the kernel binds them, so two chapters starting kernels at once can
+    be handed the same port, and one kernel dies before it answers (seen in a test run)."""
+    import os
+
+    from traitlets.config import Config as KernelConfig
+
+    if os.name != "posix":  # no Unix sockets: TCP, as jupyter_client does by default
+        return KernelConfig()
+    return KernelConfig({"KernelManager": {"transport": "ipc", "ip": str(sockets / "kernel")}})
 
 
 def tag_for_the_page(notebook: Path) -> None:
