@@ -38,16 +38,16 @@ from dataclasses import replace
 from pathlib import Path
 
 import torch
+from rollout_engines import timed  # this folder is on the path when a script here runs
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
 from isobook.config import Config, RecipeConfig, SamplingConfig, SystemConfig, TaskConfig, TrainConfig
 from isobook.device import resolve_placement
-from isobook.models import parameter_count, set_activation_checkpointing
+from isobook.grpo.trainer import GRPOTrainer, TrainerSettings
+from isobook.model.loading import parameter_count, set_activation_checkpointing
+from isobook.model.tokenizer import DEFAULT_ALPHABET, SPECIAL_TOKENS, build_char_tokenizer
 from isobook.rollout import TorchEngine
 from isobook.tasks import make_task
-from isobook.tokenizer import DEFAULT_ALPHABET, SPECIAL_TOKENS, build_char_tokenizer
-from isobook.trainer import GRPOTrainer, TrainerSettings
-from rollout_engines import timed  # this folder is on the path when a script here runs
 
 SHAPES = {  # Qwen2Config fields
     "qwen2.5-0.5b": dict(vocab_size=151936, hidden_size=896, intermediate_size=4864, num_hidden_layers=24,

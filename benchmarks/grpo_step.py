@@ -64,8 +64,8 @@ def main() -> None:
     args = parser.parse_args()
     ensure_trl()
 
-    from isobook.base_model import ensure_base_model
     from isobook.config import load_config
+    from isobook.model.pretrain import ensure_base_model
     from isobook.tasks import make_task
 
     config = load_config(args.params, ["recipe.regularisers=none", "recipe.track_kl=false",
@@ -105,9 +105,9 @@ class Timing:
 
 def time_isobook(config, model_path: Path, task, problems, steps: int) -> Timing:
     """Median seconds per `GRPOTrainer.step` and mean completion tokens."""
-    from isobook.models import load_causal_lm
+    from isobook.grpo.trainer import GRPOTrainer, TrainerSettings
+    from isobook.model.loading import load_causal_lm
     from isobook.rollout import TorchEngine
-    from isobook.trainer import GRPOTrainer, TrainerSettings
 
     model, tokenizer = load_causal_lm(model_path)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-6)
@@ -132,7 +132,7 @@ def time_trl(config, model_path: Path, task, problems, steps: int) -> Timing:
     from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
-    from isobook.tokenizer import load_tokenizer
+    from isobook.model.tokenizer import load_tokenizer
 
     class StepTimer(TrainerCallback):
         def __init__(self) -> None:
@@ -172,7 +172,7 @@ def time_trl(config, model_path: Path, task, problems, steps: int) -> Timing:
 
 def time_floor(config, model_path: Path, task, problems, steps: int) -> Timing:
     """Median seconds of one `generate` plus one padded forward/backward/AdamW step."""
-    from isobook.models import load_causal_lm
+    from isobook.model.loading import load_causal_lm
 
     model, tokenizer = load_causal_lm(model_path)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-6)

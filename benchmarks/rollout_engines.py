@@ -16,10 +16,10 @@ import time
 import torch
 
 from isobook.config import ModelConfig, SamplingConfig, TaskConfig
-from isobook.models import build_model, load_causal_lm
+from isobook.model.loading import build_model, load_causal_lm
+from isobook.model.tokenizer import build_char_tokenizer
 from isobook.rollout import RolloutEngine, TorchEngine, kv_decode
 from isobook.tasks import make_task
-from isobook.tokenizer import build_char_tokenizer
 
 
 def timed(engine: RolloutEngine, prompts: list[str], n: int, sampling: SamplingConfig, repeats: int,

@@ -38,7 +38,7 @@ def main() -> None:
 
     import isobook
     from isobook.config import load_config
-    from isobook.pipeline import prepare_sets
+    from isobook.sets.build import prepare_sets
     from isobook.sweeps import run_history, run_sweep, sweep_configs
 
     store = Path(args.store).resolve()

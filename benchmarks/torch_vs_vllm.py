@@ -19,13 +19,14 @@ import argparse
 import tempfile
 from pathlib import Path
 
+from rollout_engines import timed  # this folder is on the path when a script here runs
+
 from isobook.config import ModelConfig, SamplingConfig, TaskConfig
-from isobook.models import build_model, parameter_count
+from isobook.model.loading import build_model, parameter_count
+from isobook.model.tokenizer import build_char_tokenizer
 from isobook.rollout import TorchEngine
 from isobook.rollout.vllm_engine import VLLMEngine
 from isobook.tasks import make_task
-from isobook.tokenizer import build_char_tokenizer
-from rollout_engines import timed  # this folder is on the path when a script here runs
 
 SIZES = {
     "tiny": ModelConfig(hidden_size=96, num_layers=3, num_heads=3, intermediate_size=288),

@@ -35,10 +35,10 @@ overrides = []
 # %%
 import pandas as pd
 
-from isobook.book import chapter_config
-from isobook.charts import histogram_chart, use_offline_renderer
-from isobook.pages import table
-from isobook.pipeline import prepare_sets
+from isobook.book.build import chapter_config
+from isobook.book.charts import histogram_chart, use_offline_renderer
+from isobook.book.pages import table
+from isobook.sets.build import prepare_sets
 
 use_offline_renderer()
 config = chapter_config(params, overrides)

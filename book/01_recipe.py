@@ -32,21 +32,26 @@ params = "params/cpu.yaml"  # a preset from params/
 overrides = []
 budget = None  # rollouts per sweep run; None keeps the params file's sweep.budget (this chapter uses half)
 
+# %% tags=["book-declarations"]
+# Read by `isobook book` before the chapter runs: its runs train to half the budget.
+budget_share = 0.5
+extra_base_models = []
+
 # %%
 import pandas as pd
 
-from isobook.book import chapter_config
-from isobook.charts import curves_chart, panels, use_offline_renderer
-from isobook.evaluation import metric_name
-from isobook.findings import best_candidate, last_quarter, problem_scores, training_statistic_rises
-from isobook.pages import FindingsTable, runs_note, scale, table
-from isobook.recipe import LrScaling, scaled_lr
+from isobook.analysis.findings import best_candidate, last_quarter, problem_scores, training_statistic_rises
+from isobook.book.build import chapter_config
+from isobook.book.charts import curves_chart, panels, use_offline_renderer
+from isobook.book.pages import FindingsTable, runs_note, scale, table
+from isobook.grpo.evaluation import metric_name
+from isobook.grpo.recipe import LrScaling, scaled_lr
 from isobook.sweeps import grid_run, run_configs, run_counts, run_history, run_points
 
 use_offline_renderer()
 config = chapter_config(params, overrides, budget)
 avg, best, worst = (metric_name(kind, config.evaluation) for kind in ("avg", "best", "worst"))
-half = config.sweep.budget // 2  # rollouts per run in this chapter
+half = round(config.sweep.budget * budget_share)  # rollouts per run in this chapter
 batch_problems = config.sweep.batch_problems[0]
 n = max(v for v in config.sweep.rollouts_per_problem if v <= 16)  # paper's Figure 3: n = 16
 

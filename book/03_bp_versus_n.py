@@ -35,12 +35,12 @@ from collections import Counter
 
 import pandas as pd
 
-from isobook.book import chapter_config
-from isobook.charts import frontier_chart, panels, use_offline_renderer
-from isobook.evaluation import metric_name, power_of_two_budgets
-from isobook.findings import n_star_grows, optima_by_budget, problem_scores, spread_comparison
-from isobook.frontier import analyse_frontier
-from isobook.pages import FindingsTable, runs_note, scale, table
+from isobook.analysis.findings import n_star_grows, optima_by_budget, problem_scores, spread_comparison
+from isobook.analysis.frontier import analyse_frontier
+from isobook.book.build import chapter_config
+from isobook.book.charts import frontier_chart, panels, use_offline_renderer
+from isobook.book.pages import FindingsTable, runs_note, scale, table
+from isobook.grpo.evaluation import metric_name, power_of_two_budgets
 from isobook.sweeps import run_configs, run_counts, run_points, sweep_configs
 
 use_offline_renderer()

@@ -34,25 +34,49 @@ params = "params/cpu.yaml"  # a preset from params/; the grid is its sweep secti
 overrides = []
 budget = None  # rollouts per run; None keeps the params file's sweep.budget
 
+# %% tags=["book-declarations"]
+# Read by `isobook book` before the chapter runs: the base models it trains beside the
+# params file's, built with the book's other arms before any chapter starts.
+budget_share = 1.0
+extra_base_models = ["knob"]
+
 # %%
 import datasets
 import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from isobook.bandit import STEP_RULES, BanditSetup, batch_split_curves, best_n, sharing_curves, suboptimality_curves
-from isobook.book import chapter_config
-from isobook.charts import curves_chart, n_star_chart, panels, pass_chart, use_offline_renderer
-from isobook.evaluation import metric_name
-from isobook.findings import (bandit_optima, bandit_optimum, greater, n_star_grows, optima_by_budget, optimum_above,
-                              optimum_of, piles_up, problem_scores, set_text, smallest_n_wins)
-from isobook.frontier import measured_frontier, pass_summary
-from isobook.pages import FindingsTable, note, runs_note, scale, table
-from isobook.names import bandit_curves_path
-from isobook.pipeline import dialects, prepare_sets
-from isobook.storage import cached_parquet
+from isobook.analysis.bandit import (
+    STEP_RULES,
+    BanditSetup,
+    bandit_curves_path,
+    batch_split_curves,
+    best_n,
+    sharing_curves,
+    suboptimality_curves,
+)
+from isobook.analysis.findings import (
+    bandit_optima,
+    bandit_optimum,
+    greater,
+    n_star_grows,
+    optima_by_budget,
+    optimum_above,
+    optimum_of,
+    piles_up,
+    problem_scores,
+    set_text,
+    smallest_n_wins,
+)
+from isobook.analysis.frontier import measured_frontier, pass_summary
+from isobook.book.build import chapter_config
+from isobook.book.charts import curves_chart, n_star_chart, panels, pass_chart, use_offline_renderer
+from isobook.book.pages import FindingsTable, note, runs_note, scale, table
+from isobook.grpo.evaluation import metric_name
+from isobook.grpo.transfer import transfer_counts
+from isobook.sets.build import dialects, prepare_sets
+from isobook.store.atomic import cached_parquet
 from isobook.sweeps import grid_run, knob_arms, n_grid, run_configs, run_counts, run_points, run_train_pass
-from isobook.transfer import transfer_counts
 
 use_offline_renderer()
 config = chapter_config(params, overrides, budget)

@@ -37,14 +37,14 @@ data_fraction = 0.125  # the small training set's share of the easy set (paper: 
 import datasets
 import pandas as pd
 
-from isobook.book import chapter_config
-from isobook.charts import curves_chart, panels, use_offline_renderer
-from isobook.evaluation import metric_name
-from isobook.findings import greater, optimum_above, optimum_of, problem_scores, wins_on_most
-from isobook.pages import FindingsTable, runs_note, scale, table
-from isobook.pipeline import prepare_sets
+from isobook.analysis.findings import greater, optimum_above, optimum_of, problem_scores, wins_on_most
+from isobook.book.build import chapter_config
+from isobook.book.charts import curves_chart, panels, use_offline_renderer
+from isobook.book.pages import FindingsTable, runs_note, scale, table
+from isobook.grpo.evaluation import metric_name
+from isobook.grpo.transfer import transfer_counts
+from isobook.sets.build import prepare_sets
 from isobook.sweeps import grid_run, run_configs, run_counts, run_points
-from isobook.transfer import transfer_counts
 
 use_offline_renderer()
 config = chapter_config(params, overrides, budget)

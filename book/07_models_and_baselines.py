@@ -38,18 +38,32 @@ params = "params/cpu.yaml"  # a preset from params/; the grid is its sweep secti
 overrides = []
 budget = None  # rollouts per run; None keeps the params file's sweep.budget
 
+# %% tags=["book-declarations"]
+# Read by `isobook book` before the chapter runs: the base models it trains beside the
+# params file's, built with the book's other arms before any chapter starts.
+budget_share = 1.0
+extra_base_models = ["second-model"]
+
 # %%
 import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from isobook.book import chapter_config
-from isobook.charts import curves_chart, gap_chart, histogram_chart, n_star_chart, panels, use_offline_renderer
-from isobook.evaluation import metric_name
-from isobook.findings import gap_widens, greater, optima_by_budget, optimum_above, optimum_of, problem_scores, set_text
-from isobook.frontier import training_rewards
-from isobook.pages import FindingsTable, runs_note, scale, table
-from isobook.pipeline import prepare_sets
+from isobook.analysis.findings import (
+    gap_widens,
+    greater,
+    optima_by_budget,
+    optimum_above,
+    optimum_of,
+    problem_scores,
+    set_text,
+)
+from isobook.analysis.frontier import training_rewards
+from isobook.book.build import chapter_config
+from isobook.book.charts import curves_chart, gap_chart, histogram_chart, n_star_chart, panels, use_offline_renderer
+from isobook.book.pages import FindingsTable, runs_note, scale, table
+from isobook.grpo.evaluation import metric_name
+from isobook.sets.build import prepare_sets
 from isobook.sweeps import grid_run, model_arms, n_grid, run_configs, run_counts, run_history, run_points
 
 use_offline_renderer()

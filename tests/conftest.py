@@ -8,8 +8,8 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
 from isobook.config import Config, load_config
-from isobook.pipeline import prepare_sets
-from isobook.tokenizer import build_char_tokenizer
+from isobook.model.tokenizer import build_char_tokenizer
+from isobook.sets.build import prepare_sets
 
 SMOKE = Path(__file__).resolve().parents[1] / "params" / "smoke.yaml"
 

@@ -11,7 +11,6 @@ micro-batches of one rollout each (gradient accumulation), one process takes the
 """
 
 import os
-
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -23,14 +22,15 @@ from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_
 from torch.nn.parallel import DistributedDataParallel
 
 sys.path.insert(0, str(Path(__file__).parent))
-from conftest import smoke_config  # noqa: E402
-from isobook.base_model import ensure_base_model  # noqa: E402
-from isobook.models import load_causal_lm  # noqa: E402
-from isobook.prompts import encode_prompts  # noqa: E402
+from isobook.grpo.run import run_grpo  # noqa: E402
+from isobook.grpo.trainer import GRPOTrainer, TrainerSettings  # noqa: E402
+from isobook.model.loading import load_causal_lm  # noqa: E402
+from isobook.model.pretrain import ensure_base_model  # noqa: E402
 from isobook.rollout.base import Rollouts, assemble_rollouts  # noqa: E402
-from isobook.runs import run_grpo  # noqa: E402
 from isobook.tasks import make_task  # noqa: E402
-from isobook.trainer import GRPOTrainer, TrainerSettings  # noqa: E402
+from isobook.tasks.prompts import encode_prompts  # noqa: E402
+
+from conftest import smoke_config  # noqa: E402
 
 
 class FixedEngine:

@@ -5,8 +5,8 @@ import math
 import pytest
 import torch
 
-from isobook.advantages import ESTIMATORS, decoupled_rows, group_advantages, zero_variance_groups
 from isobook.config import ConfigError, load_config
+from isobook.grpo.advantages import ESTIMATORS, decoupled_rows, group_advantages, zero_variance_groups
 
 REWARDS = torch.tensor([[1.0, 0.0, 0.0, 1.0], [1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0]])  # [G=3, n=4]
 

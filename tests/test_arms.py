@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from isobook.arms import _last_progress, prepare_arms
+from isobook.sets.arms import _last_progress, prepare_arms
+
 from conftest import smoke_config
 
 

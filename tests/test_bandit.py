@@ -3,8 +3,18 @@
 import numpy as np
 import pytest
 
-from isobook.bandit import (STEP_RULES, BanditSetup, LinearPolicy, batch_split_curves, best_n, initial_logits,
-                            make_policy, sharing_curves, suboptimality_curves, train_bandits)
+from isobook.analysis.bandit import (
+    STEP_RULES,
+    BanditSetup,
+    LinearPolicy,
+    batch_split_curves,
+    best_n,
+    initial_logits,
+    make_policy,
+    sharing_curves,
+    suboptimality_curves,
+    train_bandits,
+)
 from isobook.config import BanditConfig, ConfigError
 
 

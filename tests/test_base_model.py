@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 import torch
 
-from isobook.base_model import IGNORE, learning_rate, teacher_batch
 from isobook.config import ModelConfig
-from isobook.models import build_model
+from isobook.model.loading import build_model
+from isobook.model.pretrain import IGNORE, learning_rate, teacher_batch
+from isobook.model.tokenizer import build_char_tokenizer
 from isobook.tasks import ChainArithmetic
-from isobook.tokenizer import build_char_tokenizer
 
 
 def test_packed_rows_give_each_sample_its_own_logits() -> None:

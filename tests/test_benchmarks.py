@@ -49,7 +49,7 @@ def test_a_failing_step_costs_its_own_rows_only() -> None:
     table is still printed and the exit status is 1."""
     run_with_broken_step = (
         "import runpy, sys\n"
-        "from isobook.trainer import GRPOTrainer\n"
+        "from isobook.grpo.trainer import GRPOTrainer\n"
         "def broken(self, *args, **kwargs): raise RuntimeError('CUDA out of memory (simulated)')\n"
         "GRPOTrainer.step = broken\n"
         f"sys.argv = [{str(SCRIPT)!r}, *{DRY_RUN!r}, '--no-vllm']\n"
@@ -75,7 +75,7 @@ def test_gpu_check_refuses_the_full_size_when_no_gpu_is_seen() -> None:
 def test_the_training_path_imports_neither_datasets_nor_math_verify() -> None:
     """The lent GPU machine has neither and no network to install them: the trainer, the
     torch engine and the chain task must import without them."""
-    probe = ("import sys, isobook.trainer, isobook.rollout, isobook.device, isobook.models, isobook.tasks; "
+    probe = ("import sys, isobook.grpo.trainer, isobook.rollout, isobook.device, isobook.model.loading, isobook.tasks; "
              "print(sorted({'datasets', 'math_verify'} & set(sys.modules)))")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=300)
     assert result.stdout.strip() == "[]"

@@ -11,10 +11,18 @@ from pathlib import Path
 import pytest
 import yaml
 
-from isobook.book import (HALF_BUDGET_CHAPTERS, ROOT, book_arms, budget_rounds, build_book, chapter_parameters,
-                          chapters, execute_chapters)
-from isobook.config import load_config
-from isobook.names import run_folder, sets_built, sets_folder
+from isobook.book.build import (
+    ROOT,
+    book_arms,
+    budget_rounds,
+    build_book,
+    chapter_declarations,
+    chapter_parameters,
+    chapters,
+    execute_chapters,
+)
+from isobook.config import ConfigError, load_config
+from isobook.store.names import run_folder, sets_built, sets_folder
 from isobook.sweeps import grid_run
 
 
@@ -125,8 +133,8 @@ def test_a_chapter_opened_in_book_finds_the_repositorys_params_and_outputs() -> 
 
 def test_a_chapter_rerun_with_a_larger_budget_extends_its_runs(built, tmp_path: Path) -> None:
     import jupytext
-    import papermill
     import pandas as pd
+    import papermill
 
     outputs, _, _ = built
     config = load_config(ROOT / "params" / "smoke.yaml", [f"system.outputs={outputs}"])
@@ -173,9 +181,21 @@ def test_rounds_group_the_chapters_by_the_budget_their_runs_train_to_smallest_fi
     long = ("02_n_versus_m", "04_interference")
     assert [[Path(c).name for c in chapters_of_round] for chapters_of_round in rounds] == [
         ["01_recipe"], [name for name in names if name not in ("01_recipe", *long)], list(long)]
-    # Chapter 01 is in a round of its own because its runs train to half its budget:
-    assert "half = config.sweep.budget // 2" in (ROOT / "book" / "01_recipe.py").read_text()
-    assert HALF_BUDGET_CHAPTERS == {"01_recipe"}
+    # Chapter 01 is in a round of its own because it declares that its runs train to half
+    # its budget, and its code reads that declaration:
+    assert chapter_declarations(ROOT / "book" / "01_recipe.py") == {"budget_share": 0.5, "extra_base_models": []}
+    assert "round(config.sweep.budget * budget_share)" in (ROOT / "book" / "01_recipe.py").read_text()
+
+
+def test_a_chapter_declaration_outside_its_fields_is_one_error(tmp_path: Path) -> None:
+    source = tmp_path / "chapter.py"
+    source.write_text('# %% tags=["book-declarations"]\nextra_base_models = ["third-model"]\n')
+    with pytest.raises(ConfigError, match=r"chapter.py: extra_base_models \['third-model'\]; allowed: a list of "
+                                          r"knob, second-model"):
+        chapter_declarations(source)
+    source.write_text('# %% tags=["book-declarations"]\nhalf = 0.5\n')
+    with pytest.raises(ConfigError, match="may assign only budget_share, extra_base_models"):
+        chapter_declarations(source)
 
 
 WAIT_FOR = """
@@ -244,11 +264,11 @@ def test_a_failing_chapter_lets_the_running_one_finish_and_starts_no_other(tmp_p
 
 
 def test_a_chapters_first_import_leaves_out_what_only_the_build_needs() -> None:
-    """Every chapter's kernel imports `isobook.book` for `chapter_config`, then altair: it
+    """Every chapter's kernel imports `isobook.book.build` for `chapter_config`, then altair: it
     should not also load jupytext and papermill, nor make jsonschema build its RFC 3987
     grammar (a format none of the book's schemas use), which jsonschema still validates
     without."""
-    probe = ("import sys, isobook.book, altair, jsonschema\n"
+    probe = ("import sys, isobook.book.build, altair, jsonschema\n"
              "loaded = [name for name in ('jupytext', 'papermill', 'nbformat', 'rfc3987_syntax') if sys.modules.get(name)]\n"
              "jsonschema.validate({'n': 4}, {'type': 'object', 'properties': {'n': {'type': 'integer'}}})\n"
              "print(loaded)")

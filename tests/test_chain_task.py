@@ -6,8 +6,15 @@ import numpy as np
 import pytest
 
 from isobook.config import ConfigError, load_config
-from isobook.tasks.chain import (STANDARD, TEN_LESS, ChainArithmetic, dialect_of, parse_final_answer, tempered_slip,
-                                 verify_chain_answer)
+from isobook.tasks.chain import (
+    STANDARD,
+    TEN_LESS,
+    ChainArithmetic,
+    dialect_of,
+    parse_final_answer,
+    tempered_slip,
+    verify_chain_answer,
+)
 
 
 @pytest.mark.parametrize(

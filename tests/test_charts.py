@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import vl_convert
 
-from isobook.charts import curves_chart, frontier_chart, gap_chart, histogram_chart, n_star_chart, optimal_chart
-from isobook.fits import sigmoid
-from isobook.frontier import fit_curves, fit_optimal, frontier
+from isobook.analysis.fits import sigmoid
+from isobook.analysis.frontier import fit_curves, fit_optimal, frontier
+from isobook.book.charts import curves_chart, frontier_chart, gap_chart, histogram_chart, n_star_chart, optimal_chart
 
 X = np.arange(6.0, 16.01, 0.5)
 

@@ -9,14 +9,15 @@ import pandas as pd
 import pytest
 import torch
 
-from conftest import save_tiny_llama
 from isobook.config import Config, ConfigError, SamplingConfig, load_config
-from isobook.pipeline import prepare_sets
+from isobook.grpo.run import run_grpo
+from isobook.grpo.trainer import completion_logprobs
+from isobook.model.tokenizer import load_tokenizer
 from isobook.rollout import Rollouts, TorchEngine, inference_engine
-from isobook.runs import run_grpo
+from isobook.sets.build import prepare_sets
 from isobook.tasks import make_task
-from isobook.tokenizer import load_tokenizer
-from isobook.trainer import completion_logprobs
+
+from conftest import save_tiny_llama
 
 # A chat template in the shape of Llama 3's: the BOS is part of the rendered text.
 TEMPLATE = ("{{ bos_token }}{% for m in messages %}<{{ m['role'] }}>{{ m['content'] }}</{{ m['role'] }}>"

@@ -21,10 +21,11 @@ import pytest
 import torch
 import transformers
 
-from conftest import SMOKE, smoke_config
 from isobook.cli import main
 from isobook.config import Config, load_config
-from isobook.names import run_folder, sets_id
+from isobook.store.names import run_folder, sets_id
+
+from conftest import SMOKE, smoke_config
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from isobook.book import chapter_parameters
+from isobook.book.build import chapter_parameters
 from isobook.config import Config, ConfigError, describe, load_config
 from isobook.sweeps import model_arms, sweep_configs
 

@@ -16,11 +16,12 @@ from pathlib import Path
 import pytest
 import torch
 
+from isobook.model.loading import load_causal_lm
+from isobook.model.pretrain import ensure_base_model
+from isobook.store.names import run_folder
+from isobook.store.runs import read_metrics
+
 from conftest import smoke_config
-from isobook.base_model import ensure_base_model
-from isobook.models import load_causal_lm
-from isobook.names import run_folder
-from isobook.run_store import read_metrics
 
 WORKER = Path(__file__).with_name("data_parallel_worker.py")
 

@@ -5,7 +5,8 @@ import torch
 
 from isobook.config import ConfigError, SystemConfig
 from isobook.device import numerics, resolve_placement
-from isobook.names import run_name
+from isobook.store.names import run_name
+
 from conftest import smoke_config
 
 

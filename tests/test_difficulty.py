@@ -6,8 +6,8 @@ from pathlib import Path
 import torch
 
 from isobook.config import SamplingConfig
-from isobook.difficulty import profile_problems
 from isobook.rollout import Rollouts
+from isobook.sets.difficulty import profile_problems
 from isobook.tasks import ChainArithmetic
 
 

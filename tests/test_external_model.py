@@ -3,11 +3,12 @@
 import json
 from pathlib import Path
 
-from conftest import save_tiny_llama
 from isobook.config import load_config
-from isobook.models import load_causal_lm
-from isobook.pipeline import prepare_sets
+from isobook.model.loading import load_causal_lm
 from isobook.rollout import kv_decode
+from isobook.sets.build import prepare_sets
+
+from conftest import save_tiny_llama
 
 
 def test_a_local_llama_folder_profiles_real_math_problems(tmp_path: Path) -> None:

@@ -13,12 +13,31 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from isobook.findings import (Interval, Verdict, bandit_optima, bandit_optimum, seeds_multiplier, best_candidate, combine, gap_widens,
-                              greater, n_star_grows,
-                              optima_by_budget,
-                              optimum, optimum_above, paired_interval, per_problem, piles_up, planner_regret,
-                              optimum_of, problem_scores, smallest_n_wins, spread_comparison,
-                              training_statistic_rises, wins_on_most)
+from isobook.analysis.findings import (
+    Interval,
+    Verdict,
+    bandit_optima,
+    bandit_optimum,
+    best_candidate,
+    combine,
+    gap_widens,
+    greater,
+    n_star_grows,
+    optima_by_budget,
+    optimum,
+    optimum_above,
+    optimum_of,
+    paired_interval,
+    per_problem,
+    piles_up,
+    planner_regret,
+    problem_scores,
+    seeds_multiplier,
+    smallest_n_wins,
+    spread_comparison,
+    training_statistic_rises,
+    wins_on_most,
+)
 
 PROBLEMS, SAMPLES = 200, 4
 METRIC = "val_avg@4"

@@ -6,10 +6,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from isobook.fits import SigmoidFit, fit_sigmoid, sigmoid
-from isobook.frontier import (analyse_frontier, fit_curves, fit_optimal, frontier, measured_frontier, pass_summary,
-                              record_breaking, training_rewards)
-from isobook.planner import ExtrapolationWarning, held_out_check, plan
+from isobook.analysis.fits import SigmoidFit, fit_sigmoid, sigmoid
+from isobook.analysis.frontier import (
+    analyse_frontier,
+    fit_curves,
+    fit_optimal,
+    frontier,
+    measured_frontier,
+    pass_summary,
+    record_breaking,
+    training_rewards,
+)
+from isobook.analysis.planner import ExtrapolationWarning, held_out_check, plan
 
 N_VALUES = [2, 4, 8, 16, 32]
 X = np.arange(6.0, 18.01, 0.5)  # log2 rollouts, 64 to 262k

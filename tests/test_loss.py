@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from isobook.loss import LossWeights, ZeroVarianceFilter, grpo_loss
+from isobook.grpo.loss import LossWeights, ZeroVarianceFilter, grpo_loss
 
 
 def one_token_batch(advantages: list[float], ratio: float = 1.0, engine_ratio: float = 1.0) -> dict:

@@ -6,7 +6,7 @@ from math import comb
 import numpy as np
 import pytest
 
-from isobook.metrics import avg_at_k, best_at_k, worst_at_k
+from isobook.tasks.metrics import avg_at_k, best_at_k, worst_at_k
 
 
 def test_estimators_on_hand_computed_cases() -> None:

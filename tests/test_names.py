@@ -7,12 +7,20 @@ import pytest
 
 import isobook.config
 import isobook.sweeps.execute
-from conftest import smoke_config
 from isobook.config import Config, ConfigError, TrainConfig, load_config
-from isobook.names import (Seed, base_model_id, base_scores_path, fingerprint, run_name, sets_id, step_seed,
-                           transfer_cache_name)
+from isobook.store.names import (
+    Seed,
+    base_model_id,
+    base_scores_path,
+    fingerprint,
+    run_name,
+    sets_id,
+    step_seed,
+    transfer_cache_name,
+)
 from isobook.sweeps import grid_run, model_arms, run_sweep, sweep_configs
 
+from conftest import smoke_config
 
 OLD_SCHEDULE = "evaluation.points_per_doubling=2"  # the default until 03b1181
 

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from isobook.book import FINDINGS_MARKER, landing_page, tag_for_the_page
-from isobook.findings import Finding, Interval, Verdict
-from isobook.pages import FindingsTable, findings_of_notebook, landing_table, table
+from isobook.analysis.findings import Finding, Interval, Verdict
+from isobook.book.build import FINDINGS_MARKER, landing_page, tag_for_the_page
+from isobook.book.pages import FindingsTable, findings_of_notebook, landing_table, table
 
 FINDINGS = [Finding("easy: n* grows (Fig. 5)", "n* by budget: 512: 4, 4,096: 4", Verdict.NOT_REPRODUCED,
                     "n within noise: {4} at 512, {4} at 4,096"),
@@ -92,7 +92,7 @@ def test_score_columns_keep_their_decimals_even_when_whole() -> None:
 
 
 def test_runs_note_names_failures_and_runs_without_counts(tmp_path: Path) -> None:
-    from isobook.pages import runs_note
+    from isobook.book.pages import runs_note
 
     counted, old = tmp_path / "easy-bp8-n4", tmp_path / "easy-bp8-n8"
     counted.mkdir(), old.mkdir()
@@ -108,7 +108,7 @@ def test_runs_note_names_failures_and_runs_without_counts(tmp_path: Path) -> Non
 
 def test_every_chapter_names_itself_in_its_findings_table() -> None:
     """The landing page links a finding to the chapter its table names: the name must be the file's."""
-    from isobook.book import ROOT, chapters
+    from isobook.book.build import ROOT, chapters
 
     for chapter in chapters():
         source = (ROOT / f"{chapter}.py").read_text()

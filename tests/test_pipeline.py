@@ -8,12 +8,12 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-import isobook.base_model as base_model
-import isobook.pipeline as pipeline
+import isobook.model.pretrain as base_model
+import isobook.sets.build as pipeline
 from isobook.cli import main
 from isobook.config import Config, load_config
-from isobook.names import base_model_path
-from isobook.pipeline import SetsResult, dialects, prepare_sets
+from isobook.sets.build import SetsResult, dialects, prepare_sets
+from isobook.store.names import base_model_path
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "params" / "smoke.yaml"

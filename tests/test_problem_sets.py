@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from isobook.config import SetsConfig
-from isobook.problem_sets import ProblemSet, build_sets, composition, histogram, in_bin, mix, split
+from isobook.sets.rules import ProblemSet, build_sets, composition, histogram, in_bin, mix, split
 
 
 def profile_with_counts(counts: list[int], samples: int = 16) -> pd.DataFrame:

@@ -4,9 +4,9 @@ import pytest
 import torch
 
 from isobook.config import ModelConfig, SamplingConfig
-from isobook.models import build_model
+from isobook.model.loading import build_model
+from isobook.model.tokenizer import build_char_tokenizer
 from isobook.rollout import TorchEngine
-from isobook.tokenizer import build_char_tokenizer
 
 PROMPTS = ["7+5=", "1+2-3+4-5=", "9-1="]
 

@@ -24,13 +24,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import smoke_config
 from isobook.config import ConfigError
-from isobook.run_store import policy_at
-from isobook.runs import run_grpo
-from isobook.storage import StoreError
+from isobook.grpo.run import run_grpo
+from isobook.grpo.transfer import transfer_counts
+from isobook.store.atomic import StoreError
+from isobook.store.runs import policy_at
 from isobook.sweeps import run_counts
-from isobook.transfer import transfer_counts
+
+from conftest import smoke_config
 
 # Tiny but real: 16 rollouts per update, 32 updates, evaluation every half doubling from 64.
 RUN = ("train.set=easy", "train.batch_problems=4", "train.rollouts_per_problem=4", "evaluation.first_rollouts=64",
@@ -227,3 +228,18 @@ def test_greedy_sampling_is_refused_for_training(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"sampling.temperature: 0 \(greedy\).*allowed for training: > 0"):
         run_grpo(config, show_progress=False)
     assert not any(tmp_path.iterdir())  # nothing built, nothing written
+
+
+def test_a_run_without_its_sets_or_base_model_names_the_command_that_builds_them(tmp_path: Path,
+                                                                                  smoke_outputs: Path) -> None:
+    """Staging is the orchestrators' (CLI, sweeps, chapters): a run only reads what they built."""
+    config = smoke_config(tmp_path, *RUN, f"train.budget={BUDGET}")
+    with pytest.raises(StoreError, match=r"no problem sets for this config; allowed: sets built first, by "
+                                         r"`isobook sets --params"):
+        run_grpo(config, show_progress=False)
+    assert not (tmp_path / "models").exists()  # no base model trained on the way
+    os.symlink(smoke_outputs / "sets", tmp_path / "sets")  # sets without their base model
+    with pytest.raises(StoreError, match=r"no base model for this config; allowed: one built first, by "
+                                         r"`isobook base-model --params"):
+        run_grpo(config, show_progress=False)
+    assert not (tmp_path / "models").exists()

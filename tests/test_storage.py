@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from isobook.locks import holding
-from isobook.storage import cached_json, cached_parquet
+from isobook.store.atomic import cached_json, cached_parquet
+from isobook.store.locks import holding
 
 
 def test_a_cache_recomputes_what_is_missing_unusable_or_damaged(tmp_path: Path) -> None:
@@ -50,7 +50,7 @@ def test_a_table_cache_keeps_what_it_computed_and_recomputes_a_damaged_file(tmp_
 def test_a_held_run_folder_is_reported_with_its_holder_then_released_by_its_death(tmp_path: Path) -> None:
     folder = tmp_path / "run"
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; "
-                               "from isobook.locks import holding\n"
+                               "from isobook.store.locks import holding\n"
                                f"with holding(Path({str(folder)!r})):\n    print('held', flush=True); time.sleep(60)"],
                               stdout=subprocess.PIPE, text=True)
     try:

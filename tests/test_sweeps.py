@@ -13,13 +13,25 @@ import pandas as pd
 import pytest
 import torch
 
-from conftest import smoke_config
 from isobook.config import ConfigError, load_config
-from isobook.names import run_folder
-from isobook.sweeps import (grid_run, knob_arms, n_grid, run_configs, run_counts, run_history, run_points, run_sweep,
-                            run_train_pass, sweep_configs, sweep_points)
+from isobook.grpo.transfer import transfer_counts
+from isobook.store.names import run_folder
+from isobook.sweeps import (
+    grid_run,
+    knob_arms,
+    n_grid,
+    run_configs,
+    run_counts,
+    run_history,
+    run_points,
+    run_sweep,
+    run_train_pass,
+    sweep_configs,
+    sweep_points,
+)
 from isobook.sweeps.execute import local_workers
-from isobook.transfer import transfer_counts
+
+from conftest import smoke_config
 
 # 2x2 grid with B_max = 8: (2, 2), (2, 4), (4, 2); (4, 4) is over B_max.
 GRID = ("sweep.sets=[easy]", "sweep.batch_problems=[2, 4]", "sweep.rollouts_per_problem=[2, 4]",
@@ -223,7 +235,7 @@ def test_reading_stored_runs_does_not_import_the_training_stack() -> None:
     only: importing `isobook.sweeps` leaves datasets, the pipeline, the base model and the
     trainer out."""
     probe = ("import sys, isobook.sweeps\n"
-             "print([name for name in ('datasets', 'isobook.pipeline', 'isobook.base_model', 'isobook.runs',"
-             " 'isobook.trainer') if name in sys.modules])")
+             "print([name for name in ('datasets', 'isobook.sets.build', 'isobook.model.pretrain', 'isobook.grpo.run',"
+             " 'isobook.grpo.trainer') if name in sys.modules])")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"

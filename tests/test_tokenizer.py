@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from transformers import AutoTokenizer, Qwen2Config
 
-from isobook.tokenizer import build_char_tokenizer, load_tokenizer
+from isobook.model.tokenizer import build_char_tokenizer, load_tokenizer
 
 TEXTS = ["7+5-3+8=", "+5=12;-3=9;+8=17#17", "  two  spaces and (x) / y ", "#-0"]
 

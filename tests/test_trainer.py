@@ -7,17 +7,18 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import smoke_config
-from isobook.base_model import ensure_base_model
 from isobook.config import EvaluationConfig, RecipeConfig
-from isobook.evaluation import evaluation_steps, train_pass_steps
-from isobook.loss import ZeroVarianceFilter
-from isobook.models import load_causal_lm, set_activation_checkpointing
-from isobook.packing import pack_sequences, pack_shared_prompts
-from isobook.recipe import LrScaling, loss_weights, lr_at, scaled_lr
+from isobook.grpo.evaluation import evaluation_steps, train_pass_steps
+from isobook.grpo.loss import ZeroVarianceFilter
+from isobook.grpo.recipe import LrScaling, loss_weights, lr_at, scaled_lr
+from isobook.grpo.trainer import GRPOTrainer, TrainerSettings, completion_logprobs, micro_batches
+from isobook.model.loading import load_causal_lm, set_activation_checkpointing
+from isobook.model.packing import pack_sequences, pack_shared_prompts
+from isobook.model.pretrain import ensure_base_model
 from isobook.rollout import TorchEngine
 from isobook.tasks import make_task
-from isobook.trainer import GRPOTrainer, TrainerSettings, completion_logprobs, micro_batches
+
+from conftest import smoke_config
 
 
 def test_packing_places_every_sequence_once_with_restarting_positions() -> None:

@@ -17,15 +17,16 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import smoke_config
-from isobook.base_model import ensure_base_model
 from isobook.config import SamplingConfig
-from isobook.models import load_causal_lm
-from isobook.pipeline import prepare_sets
+from isobook.grpo.run import run_grpo
+from isobook.grpo.trainer import completion_logprobs
+from isobook.model.loading import load_causal_lm
+from isobook.model.pretrain import ensure_base_model
 from isobook.rollout import TorchEngine, inference_engine
-from isobook.runs import run_grpo
+from isobook.sets.build import prepare_sets
 from isobook.tasks import make_task
-from isobook.trainer import completion_logprobs
+
+from conftest import smoke_config
 
 pytest.importorskip("vllm")
 pytestmark = pytest.mark.vllm
@@ -125,9 +126,9 @@ def test_a_short_grpo_run_with_vllm_improves_like_the_torch_engine(outputs: Path
 
 def test_a_head_size_vllm_cpu_cannot_run_is_named(tmp_path: Path) -> None:
     from isobook.config import ModelConfig
-    from isobook.models import build_model
+    from isobook.model.loading import build_model
+    from isobook.model.tokenizer import build_char_tokenizer
     from isobook.rollout.vllm_engine import VLLMEngine
-    from isobook.tokenizer import build_char_tokenizer
 
     tokenizer = build_char_tokenizer()
     build_model(ModelConfig(), tokenizer, seed=0).save_pretrained(tmp_path)  # 96 / 4 heads = 24

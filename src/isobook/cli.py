@@ -11,6 +11,9 @@ Any ``section.field=value`` after the command overrides the params file. Input t
 fix (a bad params file or override, a set or run folder that cannot be read) ends in one
 line on stderr, ``isobook: <what and what is allowed>``, and exit status 2; anything else
 is a bug and keeps its traceback.
+
+Parsing and the config load import no torch: each command imports what it runs, so
+``--help``, ``isobook config`` and a config error answer before transformers loads.
 """
 
 from __future__ import annotations
@@ -22,14 +25,17 @@ import time
 import typing
 from pathlib import Path
 
-from isobook.base_model import ensure_base_model
-from isobook.book import build_book
 from isobook.config import ConfigError, describe, load_config
-from isobook.pipeline import prepare_sets
-from isobook.report import print_run_summary, print_sets_summary, print_sweep_summary
-from isobook.runs import run_grpo
-from isobook.storage import StoreError
-from isobook.sweeps import run_sweep
+from isobook.store.errors import StoreError
+
+COMMANDS = {
+    "base-model": "build (or reuse) the base model",
+    "sets": "build the base model, profile a pool, write the problem sets",
+    "train": "one GRPO run (reused, resumed or extended from the run store)",
+    "sweep": "a grid of GRPO runs (sweep.*), locally or on Ray",
+    "book": "execute every chapter with papermill and build the HTML book",
+    "config": "print the resolved config: every field, its value, help and allowed values",
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -44,12 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command `argv` (default: the process's arguments) names; its exit status."""
     parser = _Parser(prog="isobook", description="Compute-optimal GRPO experiments.")
     commands = parser.add_subparsers(dest="command", required=True)
-    for name, text in (("base-model", "build (or reuse) the base model"),
-                       ("sets", "build the base model, profile a pool, write the problem sets"),
-                       ("train", "one GRPO run (reused, resumed or extended from the run store)"),
-                       ("sweep", "a grid of GRPO runs (sweep.*), locally or on Ray"),
-                       ("book", "execute every chapter with papermill and build the HTML book"),
-                       ("config", "print the resolved config: every field, its value, help and allowed values")):
+    for name, text in COMMANDS.items():
         command = commands.add_parser(name, help=text)
         command.add_argument("--params", help="YAML params file (e.g. params/cpu.yaml)")
         command.add_argument("overrides", nargs="*", help="section.field=value overrides")
@@ -70,9 +71,18 @@ def _run(command: str, params: str | None, overrides: list[str]) -> int:
         return 0
     _check_outputs(Path(config.system.outputs))
     if command == "base-model":
+        from isobook.model.pretrain import ensure_base_model
+
         path = ensure_base_model(config)
         print(f"base model: {path.resolve()} ({time.perf_counter() - began:.1f} s)")
     elif command == "train":
+        from isobook.grpo.run import check_trainable, run_grpo
+        from isobook.report import print_run_summary
+        from isobook.sets.build import stage
+
+        check_trainable(config)
+        if int(os.environ.get("WORLD_SIZE", "1")) == 1:  # data-parallel processes find them built
+            stage([config])
         run = run_grpo(config)
         if os.environ.get("RANK", "0") == "0":  # one summary under `accelerate launch`
             print_run_summary(run, config.evaluation.k)
@@ -80,9 +90,14 @@ def _run(command: str, params: str | None, overrides: list[str]) -> int:
                   f"{run.folder.resolve()}")
         return 0 if run.status == "finished" else 1
     elif command == "book":
+        from isobook.book.build import build_book
+
         index = build_book(params or "params/cpu.yaml", overrides)
         print(f"book built in {time.perf_counter() - began:.1f} s: {index.resolve()}")
     elif command == "sweep":
+        from isobook.report import print_sweep_summary
+        from isobook.sweeps import run_sweep
+
         outcomes = run_sweep(config)
         print_sweep_summary(outcomes)
         finished = int((outcomes["status"] == "finished").sum())
@@ -90,6 +105,9 @@ def _run(command: str, params: str | None, overrides: list[str]) -> int:
               f"runs in {(Path(config.system.outputs) / 'runs').resolve()}")
         return 0 if finished == len(outcomes) else 1
     else:
+        from isobook.report import print_sets_summary
+        from isobook.sets.build import prepare_sets
+
         result = prepare_sets(config)
         print_sets_summary(result.summary)
         state = "reused" if result.cached else "built"

@@ -31,7 +31,12 @@ from typing import Any
 
 import yaml
 
-from isobook.advantages import ESTIMATORS
+# The keys of `isobook.grpo.advantages.ESTIMATORS` (a test keeps the two equal); named here
+# so that reading a config never imports torch.
+ADVANTAGE_ESTIMATORS = ("grpo", "drgrpo", "rloo")
+
+# Sets whose preset carries KL + entropy (paper: easy; very easy is easier still).
+REGULARISED_SETS = ("easy", "veryeasy")
 
 
 class ConfigError(ValueError):
@@ -252,8 +257,8 @@ class RecipeConfig:
                             "(one more forward pass per update)")
     zero_variance: str = option("none", "drop zero-variance groups from: none, all (every term), "
                                 "regularisers (KL and entropy only)", choices=("none", "all", "regularisers"))
-    advantage: str = option("grpo", "advantage estimator (isobook.advantages): grpo (over the group's std), "
-                            "drgrpo (no std), rloo (leave-one-out baseline)", choices=tuple(ESTIMATORS))
+    advantage: str = option("grpo", "advantage estimator (isobook.grpo.advantages): grpo (over the group's std), "
+                            "drgrpo (no std), rloo (leave-one-out baseline)", choices=ADVANTAGE_ESTIMATORS)
     base_lr: float = option(1e-4, "learning rate at reference_batch (our anchor: params/lr-anchor.yaml)", low=0.0)
     reference_batch: int = option(256, "rollouts per update at which base_lr holds", low=1)
     lr_scaling: str = option("sqrt", "how the LR follows B: constant, linear, sqrt",
@@ -331,7 +336,7 @@ class SweepConfig:
 
 @dataclass(frozen=True)
 class BanditConfig:
-    """Chapter 04's bandits with shared parameters (`isobook.bandit`): `problems` problems of
+    """Chapter 04's bandits with shared parameters (`isobook.analysis.bandit`): `problems` problems of
     `actions` answers each, trained by GRPO at B_p = `batch_problems` with a log-linear
     policy over d shared features for each d in `features`, beside the tabular policy (no
     sharing) at the same settings, every n to `budget` rollouts; then, at the middle d, a
@@ -459,12 +464,12 @@ class BaselineConfig:
 @dataclass(frozen=True)
 class BookConfig:
     """How `isobook book` executes the chapters. `budgets` gives chosen chapters rollouts per
-    run of their own (papermill's ``budget`` parameter), e.g. ``{02_n_versus_m: 16384}``;
+    run of their own (papermill's ``budget`` parameter), e.g. ``{<chapter file name>: 16384}``;
     the others run to ``sweep.budget``. A larger budget extends the stored runs, and a
     chapter asking for a smaller one reads them as of that budget (`params/cpu-long.yaml`)."""
 
     budgets: dict[str, int] = option(dict, "rollouts per sweep run by chapter (its file name in book/ without .py; "
-                                     "chapter 01 runs to half of it)", factory=True)
+                                     "a chapter's declared budget_share applies to it)", factory=True)
     chapters_at_once: int | None = option(None, "chapters executed at once, each with its own sweep workers "
                                           "(sweep.workers, so two chapters may start twice the runs the CPUs "
                                           "hold); null: 2 on the CPU, 1 where runs go to a CUDA GPU", low=1)
@@ -731,3 +736,10 @@ def _one_line_yaml(value: Any) -> str:
         return json.dumps(plain)  # a JSON string is a YAML double-quoted one, with its newlines escaped
     text = yaml.safe_dump(plain, default_flow_style=True, sort_keys=False, width=math.inf, allow_unicode=True)
     return text.removesuffix("\n...\n").strip()  # a lone scalar ends with YAML's end-of-document marker
+
+
+def regularised(recipe: RecipeConfig, set_name: str) -> bool:
+    """Whether KL + entropy are on for a run on `set_name` (a part of the run's name)."""
+    if recipe.regularisers == "auto":
+        return set_name in REGULARISED_SETS
+    return recipe.regularisers == "kl+entropy"

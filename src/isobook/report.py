@@ -6,12 +6,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-
 from rich.console import Console
 from rich.table import Table
 
 if TYPE_CHECKING:
-    from isobook.runs import RunResult
+    from isobook.grpo.run import RunResult
 
 
 def print_sets_summary(summary: dict[str, Any], console: Console | None = None) -> None:

@@ -41,7 +41,7 @@ class RolloutEngine(Protocol):
 
     def generate(self, prompts: list[str], n: int, sampling: SamplingConfig) -> Rollouts:
         """`n` samples for every prompt, in prompt order, each prompt tokenized by
-        `isobook.prompts.encode_prompts`. Temperature 0 is greedy."""
+        `isobook.tasks.prompts.encode_prompts`. Temperature 0 is greedy."""
         ...
 
     def load_weights(self, model: PreTrainedModel) -> None:

@@ -8,11 +8,11 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from isobook.config import Config
 from isobook.device import resolve_placement
-from isobook.models import load_causal_lm
+from isobook.model.loading import load_causal_lm
+from isobook.model.tokenizer import load_tokenizer
 from isobook.rollout.base import RolloutEngine
 from isobook.rollout.torch_engine import TorchEngine
 from isobook.tasks import chat_prompts
-from isobook.tokenizer import load_tokenizer
 
 
 def inference_engine(config: Config, model_path: str | Path) -> tuple[RolloutEngine, PreTrainedTokenizerBase]:

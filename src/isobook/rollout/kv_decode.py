@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from transformers import PreTrainedModel
 from transformers.models.qwen2.modeling_qwen2 import apply_rotary_pos_emb
 
-from isobook.models import head_size
+from isobook.model.loading import head_size
 
 SUPPORTED_MODEL_TYPES = ("qwen2", "llama")
 # Ended rows leave the buffers once the rows still running are at most this share of them:

@@ -15,9 +15,9 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from isobook.config import SamplingConfig
-from isobook.prompts import encode_prompts
 from isobook.rollout import kv_decode
 from isobook.rollout.base import Rollouts, assemble_rollouts
+from isobook.tasks.prompts import encode_prompts
 
 
 class TorchEngine:
@@ -25,7 +25,7 @@ class TorchEngine:
 
     `batch_rollouts`: rollouts per forward batch. `autocast`: a context in which forward
     passes run (``Placement.autocast`` for bf16 over float32 weights); none by default.
-    `chat`: prompts are chat-template text (`isobook.prompts`), tokenized as written.
+    `chat`: prompts are chat-template text (`isobook.tasks.prompts`), tokenized as written.
     """
 
     def __init__(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, batch_rollouts: int = 1024,

@@ -24,9 +24,9 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from isobook.config import ConfigError, SamplingConfig
-from isobook.models import head_size
-from isobook.prompts import encode_prompts
+from isobook.model.loading import head_size
 from isobook.rollout.base import Rollouts, assemble_rollouts
+from isobook.tasks.prompts import encode_prompts
 
 # vLLM reads these when it is imported or builds its engine; a user's own setting wins.
 _ENVIRONMENT = {
@@ -46,7 +46,7 @@ class VLLMEngine:
     `gpu_memory`: fraction of GPU memory vLLM may take (weights plus KV cache); ignored
     on CPU, where the KV cache is ``VLLM_CPU_KVCACHE_SPACE`` GiB (1 unless set).
     `max_model_len`: the longest prompt plus completion, in tokens.
-    `chat`: prompts are chat-template text (`isobook.prompts`), tokenized as written.
+    `chat`: prompts are chat-template text (`isobook.tasks.prompts`), tokenized as written.
     """
 
     def __init__(self, model_path: str | Path, tokenizer: PreTrainedTokenizerBase, max_model_len: int,

@@ -22,9 +22,9 @@ from tqdm import tqdm
 
 from isobook.config import Config
 from isobook.device import resolve_placement, usable_cpus
-from isobook.locks import end_with_parent
-from isobook.names import run_folder, sets_built
-from isobook.run_store import rollouts_left, settled_status
+from isobook.store.locks import end_with_parent
+from isobook.store.names import run_folder, sets_built
+from isobook.store.runs import rollouts_left, settled_status
 from isobook.sweeps.grid import GRID_COLUMNS, grid_row, sweep_configs
 
 
@@ -41,15 +41,15 @@ def run_configs(configs: list[Config], config: Config, show_progress: bool = Tru
     A chapter whose runs are all stored reads their status and never imports the training
     stack (datasets, the pipeline, the base model, the trainer): a second or more of every
     cached chapter's start."""
-    if not sets_built(config):  # built once here, before any worker starts
-        from isobook.pipeline import prepare_sets
-
-        prepare_sets(config)
     unique: dict[Path, Config] = {}
     for run in configs:
         kept = unique.get(run_folder(run))
         if kept is None or run.train.budget > kept.train.budget:
             unique[run_folder(run)] = run
+    if not sets_built(config) or not all(sets_built(run) for run in unique.values()):
+        from isobook.sets.build import stage
+
+        stage([config, *unique.values()])  # once, here, before any worker starts
     done, pending = {}, {}  # runs already settled answer from their status, without starting any worker
     for folder, run in unique.items():
         status = settled_status(run)
@@ -73,7 +73,7 @@ def execute_run(config: Config) -> dict[str, str | None]:
     import datasets
     import transformers
 
-    from isobook.runs import run_grpo
+    from isobook.grpo.run import run_grpo
 
     transformers.utils.logging.disable_progress_bar()
     datasets.disable_progress_bars()

@@ -10,12 +10,13 @@ Whatever coincides with a grid point is the same run in the store (`names.run_na
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 from isobook.config import Config, ConfigError, with_overrides
-from isobook.evaluation import power_of_two_budgets
+from isobook.grpo.evaluation import power_of_two_budgets
 
 GRID_COLUMNS = ["set", "batch_problems", "n", "seed"]
 
@@ -56,7 +57,7 @@ def grid_row(config: Config) -> dict[str, object]:
 
 
 def knob_arms(config: Config) -> dict[str, Config]:
-    """Chapter 04's two arms: the config as it is and the same with ``task.conflict`` at
+    """The knob's two arms: the config as it is and the same with ``task.conflict`` at
     ``interference.conflict`` (problems in two competing dialects), by their labels
     (``knob 0``, ``knob 0.5``)."""
     on = config.interference.conflict
@@ -67,7 +68,7 @@ def knob_arms(config: Config) -> dict[str, Config]:
 
 
 def model_arms(config: Config) -> dict[str, Config]:
-    """Chapter 07's two base models, by their labels: the config as it is, and the same with
+    """Two base models, by their labels: the config as it is, and the same with
     ``model`` described by ``second_model`` (same task, teacher, base-model training and set
     rules; its own base model, sets and runs). An isobook model is labelled by its layout
     and size (``qwen2-h96-l3``), a checkpoint by its folder name."""
@@ -81,6 +82,10 @@ def model_arms(config: Config) -> dict[str, Config]:
         raise ConfigError(f"second_model: labelled like the main model ({labels[0]}); allowed: another "
                           "architecture, width, depth or source")
     return dict(zip(labels, (config, other)))
+
+
+# The base-model arms a chapter may declare (``extra_base_models``), by the name it uses.
+ARMS: dict[str, Callable[[Config], dict[str, Config]]] = {"knob": knob_arms, "second-model": model_arms}
 
 
 def _model_label(config: Config) -> str:

@@ -14,8 +14,8 @@ from typing import Sequence
 import pandas as pd
 
 from isobook.config import Config
-from isobook.names import run_folder
-from isobook.run_store import COUNT_COLUMNS, read_counts, read_metrics, read_status
+from isobook.store.names import run_folder
+from isobook.store.runs import COUNT_COLUMNS, read_counts, read_metrics, read_status
 from isobook.sweeps.grid import GRID_COLUMNS, grid_row, sweep_configs
 
 

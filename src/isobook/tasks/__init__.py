@@ -7,10 +7,10 @@ from collections.abc import Callable
 from transformers import PreTrainedTokenizerBase
 
 from isobook.config import TaskConfig
-from isobook.prompts import uses_chat_template
 from isobook.tasks.base import Problem, Task, score_rollouts
 from isobook.tasks.chain import ChainArithmetic
 from isobook.tasks.math_file import MathFile
+from isobook.tasks.prompts import uses_chat_template
 
 _REGISTRY: dict[str, Callable[[TaskConfig, PreTrainedTokenizerBase | None], Task]] = {
     "chain": lambda c, tokenizer: ChainArithmetic(
@@ -38,7 +38,7 @@ def make_task(config: TaskConfig, tokenizer: PreTrainedTokenizerBase | None = No
 
 def chat_prompts(config: TaskConfig, tokenizer: PreTrainedTokenizerBase) -> bool:
     """Whether the prompts `config`'s task writes for a model with `tokenizer` are chat-template
-    text, which the rollout engines tokenize without adding special tokens (`isobook.prompts`)."""
+    text, which the rollout engines tokenize without adding special tokens (`isobook.tasks.prompts`)."""
     return config.family in _CHAT_FAMILIES and uses_chat_template(config.chat_template, tokenizer)
 
 

@@ -16,7 +16,7 @@ failed lookups rather than from arithmetic slips. Restating the left value too
 (``12-3=9``) would read better but makes every rollout a third longer, and sampling time
 is the budget this whole book is about.
 
-Why this task (see README, "The default task"):
+Why this task (see the book's "How isobook works" page):
 
 * **Difficulty knob.** ``ops`` (the chain length) sets how many steps must all be right.
   Pass rates fall geometrically with the number of carry/borrow steps, so a pool drawn over

@@ -21,8 +21,8 @@ import numpy as np
 from transformers import PreTrainedTokenizerBase
 
 from isobook.config import ConfigError
-from isobook.prompts import chat_prompt, uses_chat_template
 from isobook.tasks.base import Problem
+from isobook.tasks.prompts import chat_prompt, uses_chat_template
 
 if TYPE_CHECKING:
     import datasets
@@ -68,7 +68,7 @@ def verify_math_answer(completion: str, answer: str) -> float:
 class MathFile:
     """Problems from `path`, each question written as the policy will read it: in
     `tokenizer`'s chat template followed by `instruction` where `chat_template` (auto, on,
-    off; `isobook.prompts`) says so, else wrapped by `prompt_template` (``{question}``).
+    off; `isobook.tasks.prompts`) says so, else wrapped by `prompt_template` (``{question}``).
     `tokenizer` is needed to draw problems unless `chat_template` is off; scoring never
     needs it."""
 

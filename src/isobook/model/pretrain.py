@@ -29,12 +29,12 @@ from tqdm import tqdm
 from transformers import AutoConfig, PreTrainedModel, PreTrainedTokenizerBase
 
 from isobook.config import BaseModelConfig, Config, ConfigError
-from isobook.models import build_model, parameter_count
-from isobook.names import base_model_path
-from isobook.packing import pack_sequences
-from isobook.storage import atomic_folder, atomic_torch_save
+from isobook.model.loading import build_model, parameter_count
+from isobook.model.packing import pack_sequences
+from isobook.model.tokenizer import build_char_tokenizer
+from isobook.store.atomic import StoreError, atomic_folder, atomic_torch_save
+from isobook.store.names import base_model_path
 from isobook.tasks import ChainArithmetic, make_task
-from isobook.tokenizer import build_char_tokenizer
 
 IGNORE = -100  # label id that carries no loss
 # The base model and its sets are built on one CPU thread, whatever `system.threads` says.
@@ -81,6 +81,18 @@ def ensure_base_model(config: Config) -> Path:
                           "folder or hub id")
     with build_threads():
         train_base_model(config, task, folder)
+    return folder
+
+
+def stored_base_model(config: Config) -> Path:
+    """The base model folder `ensure_base_model` left; a `StoreError` naming the command
+    that builds it when isobook's own model is missing (a run never trains one itself)."""
+    folder = base_model_path(config)
+    if config.model.source != "isobook":
+        _check_loadable(folder)
+    elif not (folder / "config.json").is_file():
+        raise StoreError(f"{folder}: no base model for this config; allowed: one built first, by "
+                         "`isobook base-model --params <the same params and overrides>` (or `isobook sets`)")
     return folder
 
 

@@ -53,8 +53,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from isobook.bandit import curves_at
-from isobook.metrics import avg_at_k, best_at_k, worst_at_k
+from isobook.analysis.bandit import curves_at
+from isobook.tasks.metrics import avg_at_k, best_at_k, worst_at_k
 
 CONFIDENCE = 0.95
 RESAMPLES = 2000

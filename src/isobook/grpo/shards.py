@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from isobook.loss import LossWeights, TokenCounts, term_masks
+from isobook.grpo.loss import LossWeights, TokenCounts, term_masks
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ measurements (``easy-bp32-n8-s0-1a2b3c``, `names.run_name`). A folder holds:
   are filled on evaluation rows only;
 * ``train_pass.parquet``: per-problem correct counts on training problems at chosen points;
 * ``validation.parquet``: per-problem correct counts on the validation problems at every
-  evaluation (the set-level ``val_*`` scores are their means; `isobook.findings` resamples
+  evaluation (the set-level ``val_*`` scores are their means; `isobook.analysis.findings` resamples
   them to put an uncertainty on every comparison);
 * ``state.pt``: the resumable checkpoint (weights, optimizer, update count, and the rows
   above as of that update), written atomically in one file so it is never inconsistent;
@@ -35,8 +35,8 @@ import torch
 import yaml
 
 from isobook.config import Config
-from isobook.names import run_folder
-from isobook.storage import StoreError, atomic_torch_save, atomic_write_parquet, atomic_write_text, read_stored
+from isobook.store.atomic import StoreError, atomic_torch_save, atomic_write_parquet, atomic_write_text, read_stored
+from isobook.store.names import run_folder
 
 
 @dataclass

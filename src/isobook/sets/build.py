@@ -27,18 +27,19 @@ import datasets
 import numpy as np
 import pandas as pd
 
-from isobook.base_model import build_threads, earlier_checkpoint_path, ensure_base_model
 from isobook.config import Config, ConfigError
-from isobook.difficulty import profile_problems
-from isobook.metrics import best_at_k
-from isobook.models import checkpoint_parameter_count
-from isobook.names import POOL_SEED_OFFSET, sets_built, sets_folder
-from isobook.problem_sets import ProblemSet, build_sets, composition, histogram
+from isobook.model.loading import checkpoint_parameter_count
+from isobook.model.pretrain import build_threads, earlier_checkpoint_path, ensure_base_model
+from isobook.model.tokenizer import load_tokenizer
 from isobook.rollout import RolloutEngine, inference_engine
-from isobook.storage import atomic_folder, read_stored
+from isobook.sets.difficulty import profile_problems
+from isobook.sets.rules import ProblemSet, build_sets, composition, histogram
+from isobook.store.atomic import StoreError, atomic_folder, read_stored
+from isobook.store.names import POOL_SEED_OFFSET, sets_built, sets_folder
+from isobook.store.runs import settled_status
 from isobook.tasks import Problem, Task, make_task
 from isobook.tasks.chain import STANDARD
-from isobook.tokenizer import load_tokenizer
+from isobook.tasks.metrics import best_at_k
 
 
 @dataclass
@@ -51,14 +52,34 @@ class SetsResult:
 
 
 def prepare_sets(config: Config) -> SetsResult:
-    """Build (or reuse) the base model and every problem set `config` describes."""
-    folder = sets_folder(config)
+    """Build (or reuse) the base model and every problem set `config` describes: the
+    orchestrators' step (CLI, sweeps, chapters), before any run starts."""
     if sets_built(config):
-        summary = read_stored(folder / "summary.json", lambda p: json.loads(p.read_text()),
-                              f"delete {folder} to rebuild the sets")
-        return SetsResult(folder, summary, cached=True)
+        return stored_sets(config)
+    folder = sets_folder(config)
     with build_threads():  # the profile too: the sets must not depend on system.threads
         return _build_sets(config, folder)
+
+
+def stage(runs: list[Config]) -> None:
+    """Build the base model and sets of every run in `runs` that the store does not already
+    answer, once per sets folder: what an orchestrator does before its runs start, since a
+    run only reads them (`stored_sets`, `stored_base_model`)."""
+    pending = [run for run in runs if not sets_built(run) and not settled_status(run)]
+    for staged in {sets_folder(run): run for run in pending}.values():
+        prepare_sets(staged)
+
+
+def stored_sets(config: Config) -> SetsResult:
+    """The sets `config` describes, as `prepare_sets` stored them; a `StoreError` naming the
+    command that builds them when they are missing (a run never builds them itself)."""
+    folder = sets_folder(config)
+    if not sets_built(config):
+        raise StoreError(f"{folder}: no problem sets for this config; allowed: sets built first, by "
+                         "`isobook sets --params <the same params and overrides>` (or a sweep or chapter)")
+    summary = read_stored(folder / "summary.json", lambda p: json.loads(p.read_text()),
+                          f"delete {folder} to rebuild the sets")
+    return SetsResult(folder, summary, cached=True)
 
 
 def _build_sets(config: Config, folder: Path) -> SetsResult:

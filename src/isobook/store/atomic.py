@@ -16,12 +16,9 @@ from typing import Any, TypeVar
 import pandas as pd
 import torch
 
+from isobook.store.errors import StoreError
+
 T = TypeVar("T")
-
-
-class StoreError(Exception):
-    """A file or folder under ``system.outputs`` is missing or unreadable (a partial copy, a
-    disk error, a hand edit); the message names it and what to delete to rebuild it."""
 
 
 def read_stored(path: Path, read: Callable[[Path], T], remedy: str) -> T:

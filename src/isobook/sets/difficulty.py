@@ -19,7 +19,7 @@ import torch
 from tqdm import tqdm
 
 from isobook.config import SamplingConfig
-from isobook.storage import atomic_write_parquet
+from isobook.store.atomic import atomic_write_parquet
 from isobook.tasks import Problem, Task, score_rollouts
 
 if TYPE_CHECKING:  # a type only: importing the engines would load transformers

@@ -1,7 +1,7 @@
 """A whole GRPO run: budget -> updates, evaluations on the compute schedule, checkpoints.
 
     from isobook.config import load_config
-    from isobook.runs import run_grpo
+    from isobook.grpo.run import run_grpo
     result = run_grpo(load_config("params/cpu.yaml", ["train.set=hard", "train.budget=20480"]))
     result.metrics[["rollouts", "val_best@4"]].dropna()
 
@@ -34,21 +34,30 @@ from accelerate.utils import extract_model_from_parallel
 from tqdm import tqdm
 from transformers import PreTrainedModel
 
-from isobook.base_model import ensure_base_model
 from isobook.config import Config, ConfigError
 from isobook.device import resolve_placement
-from isobook.evaluation import correct_counts, evaluation_steps, train_pass_steps, validation_scores
-from isobook.locks import holding
-from isobook.models import load_causal_lm, set_activation_checkpointing
-from isobook.names import Seed, base_scores_path, run_folder, step_seed
-from isobook.pipeline import load_set, prepare_sets
-from isobook.recipe import LrScaling, lr_at, scaled_lr
+from isobook.grpo.evaluation import correct_counts, evaluation_steps, train_pass_steps, validation_scores
+from isobook.grpo.recipe import LrScaling, lr_at, scaled_lr
+from isobook.grpo.trainer import GRPOTrainer, TrainerSettings, TrainingDiverged
+from isobook.model.loading import load_causal_lm, set_activation_checkpointing
+from isobook.model.pretrain import stored_base_model
 from isobook.rollout import training_engine
-from isobook.run_store import (RunState, keep_finished_policy, load_checkpoint, read_metrics, save_checkpoint,
-                               settled_status, write_config, write_status, write_tables)
-from isobook.storage import StoreError, atomic_folder, cached_json
+from isobook.sets.build import load_set, stored_sets
+from isobook.store.atomic import StoreError, atomic_folder, cached_json
+from isobook.store.locks import holding
+from isobook.store.names import Seed, base_scores_path, run_folder, step_seed
+from isobook.store.runs import (
+    RunState,
+    keep_finished_policy,
+    load_checkpoint,
+    read_metrics,
+    save_checkpoint,
+    settled_status,
+    write_config,
+    write_status,
+    write_tables,
+)
 from isobook.tasks import Problem, make_task
-from isobook.trainer import GRPOTrainer, TrainerSettings, TrainingDiverged
 
 
 @dataclass
@@ -64,18 +73,24 @@ class RunResult:
 
 def run_grpo(config: Config, show_progress: bool = True) -> RunResult:
     """Train (or reuse, resume, extend) the run `config` describes; see the module docstring."""
+    check_trainable(config)
     folder = run_folder(config)
+    with _writer_of(folder):
+        status = settled_status(config)  # also after waiting: the holder may have settled it
+        if status:
+            return RunResult(folder, status["status"], status["reason"], 0, read_metrics(folder))
+        return _train(config, folder, show_progress)
+
+
+def check_trainable(config: Config) -> None:
+    """A `ConfigError` for a run that cannot train: said before anything is built."""
     if config.train.steps < 1:
         raise ConfigError(f"train.budget: {config.train.budget} rollouts buy no update at "
                           f"B = B_p * n = {config.train.batch_rollouts}; allowed: >= {config.train.batch_rollouts}")
     if config.sampling.temperature == 0:
         raise ConfigError("sampling.temperature: 0 (greedy) gives a problem's rollouts one completion, so GRPO has "
                           "no advantage to learn from; allowed for training: > 0 (greedy is for evaluation)")
-    with _writer_of(folder):
-        status = settled_status(config)  # also after waiting: the holder may have settled it
-        if status:
-            return RunResult(folder, status["status"], status["reason"], 0, read_metrics(folder))
-        return _train(config, folder, show_progress)
+    resolve_placement(config.system)  # a device this machine lacks
 
 
 def _writer_of(folder: Path) -> contextlib.AbstractContextManager:
@@ -167,14 +182,12 @@ class _RunSetup:
     def __init__(self, config: Config):
         self.config = config
         self.accelerator = _data_parallel(config)
-        with self.accelerator.main_process_first() if self.accelerator else contextlib.nullcontext():
-            sets = prepare_sets(config)  # built once, by the main process, if not cached
-        data = load_set(sets, config.train.set)
+        data = load_set(stored_sets(config), config.train.set)  # staged by the caller (`prepare_sets`)
         self.train_problems = problems_of(data["train"])[: config.train.data_size]
         self.validation = problems_of(data["validation"])[: config.evaluation.validation_problems]
         self.pass_problems = self.train_problems[: config.evaluation.train_pass_problems]
         self.task = make_task(config.task)
-        model_path = ensure_base_model(config)
+        model_path = stored_base_model(config)
         placement = resolve_placement(config.system)
         if self.accelerator is not None:  # one device per process
             placement = replace(placement, device=self.accelerator.device)

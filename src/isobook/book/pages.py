@@ -1,13 +1,13 @@
 """What a chapter shows a reader: rounded tables, notes, and the findings table.
 
-    from isobook.pages import FindingsTable, note, table
+    from isobook.book.pages import FindingsTable, note, table
     table(frontier_points, rename={"n": "n*"})             # index hidden, rollouts as integers
     note("n* = 4 at every budget: there is no rise to fit.")  # a sentence where a chart cannot be
-    FindingsTable(findings, "02_n_versus_m", scale(config))  # verdicts coloured
+    FindingsTable(findings, chapter, scale(config))  # verdicts coloured; `chapter` its file name
 
 Tables show scores with three decimals and counts (rollouts, n, B_p, updates) as
 integers with thousands separators, without the index column. `FindingsTable` also
-carries its rows as output metadata (key ``isobook``), from which `isobook.book` builds
+carries its rows as output metadata (key ``isobook``), from which `isobook.book.build` builds
 the landing page's table of every finding of the executed chapters.
 """
 
@@ -22,8 +22,8 @@ import pandas as pd
 from IPython.display import Markdown
 from pandas.io.formats.style import Styler
 
+from isobook.analysis.findings import Finding, Verdict
 from isobook.config import Config
-from isobook.findings import Finding, Verdict
 
 # Background and text colour of each verdict (green, amber, grey, red, light grey).
 VERDICT_COLOURS = {

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING
 import yaml
 from tqdm import tqdm
 
+from isobook.book.pages import findings_of_notebook, landing_table
 from isobook.config import Config, ConfigError, load_config
-from isobook.pages import findings_of_notebook, landing_table
 
 if TYPE_CHECKING:
     import traitlets.config
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 # it under suppress(ImportError) and leaves that one format unchecked.
 sys.modules.setdefault("rfc3987_syntax", None)
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]  # src/isobook/book/build.py -> the checkout
 MATHJAX_VERSION = "3.2.2"
 # What tex-mml-chtml needs offline: the script, its fonts, and the parts it loads lazily.
 MATHJAX_PARTS = ("tex-mml-chtml.js", "input", "output/chtml/fonts", "a11y", "ui")
@@ -77,23 +77,33 @@ def chapter_config(params: str, overrides: list[str], budget: int | None = None)
                                                                                outputs=str(root / outputs)))
 
 
-def chapters(root: Path = ROOT) -> list[str]:
-    """The chapter files named in ``_toc.yml`` (paths relative to `root`, no suffix)."""
+def _toc_files(root: Path) -> list[str]:
     toc = yaml.safe_load((root / "_toc.yml").read_text())
     return [entry["file"] for part in toc.get("parts", [{"chapters": toc.get("chapters", [])}])
             for entry in part.get("chapters", [])]
 
 
+def chapters(root: Path = ROOT) -> list[str]:
+    """The executed chapters named in ``_toc.yml`` (paths relative to `root`, no suffix):
+    every entry but the markdown pages (`text_pages`)."""
+    return [file for file in _toc_files(root) if not (root / f"{file}.md").is_file()]
+
+
+def text_pages(root: Path = ROOT) -> list[str]:
+    """The ``_toc.yml`` entries that are markdown pages (a reference, no code): copied as they are."""
+    return [file for file in _toc_files(root) if (root / f"{file}.md").is_file()]
+
+
 def book_arms(config: Config, root: Path = ROOT) -> list[Config]:
     """The configs whose base model and sets the book's chapters build, one per sets folder:
-    `config` itself, and the knob-on arm of chapter 04 and the second model of chapter 07
-    where ``_toc.yml`` names those chapters (each chapter derives them the same way)."""
-    from isobook.names import sets_folder
-    from isobook.sweeps.grid import knob_arms, model_arms
+    `config` itself and the arms (`ARMS`) each chapter declares in its ``extra_base_models``
+    (`chapter_declarations`); the chapter derives them the same way."""
+    from isobook.store.names import sets_folder
+    from isobook.sweeps.grid import ARMS
 
-    arms_of = {"04_interference": knob_arms, "07_models_and_baselines": model_arms}
-    arms = [config, *(arm for chapter in chapters(root) if Path(chapter).name in arms_of
-                      for arm in arms_of[Path(chapter).name](config).values())]
+    arms = [config, *(arm for chapter in chapters(root)
+                      for kind in chapter_declarations(root / f"{chapter}.py")["extra_base_models"]
+                      for arm in ARMS[kind](config).values())]
     unique: dict[Path, Config] = {}
     for arm in arms:
         unique.setdefault(sets_folder(arm), arm)
@@ -101,7 +111,7 @@ def book_arms(config: Config, root: Path = ROOT) -> list[Config]:
 
 
 def chapter_parameters(params: str, overrides: list[str], config: Config, root: Path = ROOT) -> dict[str, dict]:
-    """The papermill parameters of each chapter (by file name, e.g. ``02_n_versus_m``): the
+    """The papermill parameters of each chapter (by file name in book/, without .py): the
     params file and overrides, and ``budget`` where ``book.budgets`` names the chapter (only
     chapters whose parameters cell has a ``budget`` take one)."""
     names = [Path(chapter).name for chapter in chapters(root)]
@@ -125,14 +135,43 @@ def _parameter_names(source: Path) -> set[str]:
     return {line.split("=")[0].strip() for line in cell.source.splitlines() if "=" in line and line[:1].isidentifier()}
 
 
-# Chapters whose runs train to half the budget they are given (chapter 01: its parameters
-# cell says so, and a test keeps the two in step); their round is that half's.
-HALF_BUDGET_CHAPTERS = frozenset({"01_recipe"})
+# What a chapter declares, in its cell tagged ``book-declarations`` (literals only): the share
+# of its budget its runs train to, and the base-model arms (`sweeps.grid.ARMS`) it uses
+# beside the params file's model. The chapter's code reads the same variables.
+DECLARATION_TAG = "book-declarations"
+DECLARATION_DEFAULTS: dict[str, object] = {"budget_share": 1.0, "extra_base_models": []}
+
+
+def chapter_declarations(source: Path) -> dict[str, object]:
+    """The `DECLARATION_DEFAULTS` fields as the chapter at `source` sets them (a `ConfigError`
+    naming the chapter, the field and the allowed values for anything else)."""
+    import ast
+
+    import jupytext  # here, not at the top: a chapter's kernel imports this module for chapter_config
+
+    from isobook.sweeps.grid import ARMS
+
+    declared = dict(DECLARATION_DEFAULTS)
+    for cell in jupytext.read(source).cells:
+        if DECLARATION_TAG not in cell.metadata.get("tags", []):
+            continue
+        for node in ast.parse(cell.source).body:
+            name = node.targets[0].id if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+            if name not in DECLARATION_DEFAULTS:
+                raise ConfigError(f"{source.name}: its {DECLARATION_TAG} cell may assign only "
+                                  f"{', '.join(DECLARATION_DEFAULTS)}")
+            declared[name] = ast.literal_eval(node.value)
+    share, kinds = declared["budget_share"], declared["extra_base_models"]
+    if not (isinstance(share, float) and 0 < share <= 1):
+        raise ConfigError(f"{source.name}: budget_share {share!r}; allowed: a float in (0, 1]")
+    if not (isinstance(kinds, list) and set(kinds) <= set(ARMS)):
+        raise ConfigError(f"{source.name}: extra_base_models {kinds!r}; allowed: a list of {', '.join(ARMS)}")
+    return declared
 
 
 def budget_rounds(parameters: dict[str, dict], default_budget: int, root: Path = ROOT) -> list[list[str]]:
     """The chapters (``_toc.yml`` paths) in rounds by the budget their runs train to (their
-    own, else `default_budget`; half of it for `HALF_BUDGET_CHAPTERS`), smallest first; the
+    own, else `default_budget`, times its declared ``budget_share``), smallest first; the
     book's order within a round. A round ends before the next begins, so a run stops at
     each budget a chapter asks of it (keeping that budget's policy) before a later chapter
     extends it, and no chapter reads a run that another is extending."""
@@ -140,7 +179,8 @@ def budget_rounds(parameters: dict[str, dict], default_budget: int, root: Path =
     for chapter in chapters(root):
         name = Path(chapter).name
         budget = parameters[name].get("budget", default_budget)
-        rounds.setdefault(budget // 2 if name in HALF_BUDGET_CHAPTERS else budget, []).append(chapter)
+        share = chapter_declarations(root / f"{chapter}.py")["budget_share"]
+        rounds.setdefault(round(budget * share), []).append(chapter)
     return [rounds[budget] for budget in sorted(rounds)]
 
 
@@ -192,7 +232,7 @@ def _execute_at_once(jobs: dict[str, tuple], at_once: int, progress: tqdm) -> di
     import os
     from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
-    from isobook.locks import end_with_parent
+    from isobook.store.locks import end_with_parent
 
     context = multiprocessing.get_context("spawn")  # a kernel's client and fork do not mix
     waiting = list(jobs)
@@ -319,7 +359,7 @@ def build_book(params: str, overrides: list[str], root: Path = ROOT) -> Path:
     config = load_config(params, overrides)
     outputs = root / config.system.outputs
     parameters = chapter_parameters(params, overrides, config, root)
-    from isobook.arms import prepare_arms  # here: a chapter's kernel imports this module for chapter_config
+    from isobook.sets.arms import prepare_arms  # here: a chapter's kernel imports this module for chapter_config
 
     prepare_arms(book_arms(replace(config, system=replace(config.system, outputs=str(outputs))), root),
                  outputs / "logs")
@@ -341,6 +381,8 @@ def build_book(params: str, overrides: list[str], root: Path = ROOT) -> Path:
     (source / "book" / "index.md").write_text(landing_page(root / "book" / "index.md", notebooks))
     for notebook in notebooks:
         shutil.copy(notebook, source / "book" / notebook.name)
+    for page in text_pages(root):
+        shutil.copy(root / f"{page}.md", source / f"{page}.md")
     build = outputs / "book" / "build"
     if build.exists():  # Sphinx keeps files a source no longer has; build afresh
         shutil.rmtree(build)

@@ -25,14 +25,14 @@ import torch
 from accelerate.utils import extract_model_from_parallel
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from isobook.advantages import decoupled_rows, group_advantages, zero_variance_groups
 from isobook.config import Config, SamplingConfig, TrainConfig
-from isobook.loss import LossTerms, LossWeights, grpo_loss
-from isobook.names import Seed, step_seed
-from isobook.packing import pack_shared_prompts
-from isobook.recipe import loss_weights
+from isobook.grpo.advantages import decoupled_rows, group_advantages, zero_variance_groups
+from isobook.grpo.loss import LossTerms, LossWeights, grpo_loss
+from isobook.grpo.recipe import loss_weights
+from isobook.grpo.shards import batch_tokens, data_parallel_shard, whole_batch
+from isobook.model.packing import pack_shared_prompts
 from isobook.rollout import RolloutEngine, Rollouts
-from isobook.shards import batch_tokens, data_parallel_shard, whole_batch
+from isobook.store.names import Seed, step_seed
 from isobook.tasks import Problem, Task, score_rollouts
 
 

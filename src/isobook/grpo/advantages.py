@@ -17,7 +17,8 @@ variance": no signal), whatever float rounding does to its mean. The decoupled b
 a random `n_train` of them (`decoupled_rows`).
 
 Adding an estimator is one function of ``rewards # [G, n]`` below and one line in
-`ESTIMATORS`; its key becomes an allowed value of ``recipe.advantage``.
+`ESTIMATORS`, its key added to ``config.ADVANTAGE_ESTIMATORS`` (the allowed values of
+``recipe.advantage``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
+
+from isobook.config import ADVANTAGE_ESTIMATORS
 
 STD_EPS = 1e-6  # keeps the division finite; equal-reward groups never reach it (zeroed first)
 
@@ -51,6 +54,7 @@ ESTIMATORS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "drgrpo": dr_grpo,
     "rloo": rloo,
 }
+assert tuple(ESTIMATORS) == ADVANTAGE_ESTIMATORS, "config.ADVANTAGE_ESTIMATORS names the allowed values"
 
 
 def zero_variance_groups(rewards: torch.Tensor) -> torch.Tensor:

@@ -20,7 +20,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from isobook.fits import SigmoidFit
+from isobook.analysis.fits import SigmoidFit
 
 WIDTH, HEIGHT = 250, 170  # pixels of one panel; two panels and their legends fit a 720-pixel column
 PALETTE = "tableau10"

@@ -29,10 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from isobook.bandit import CURVES_VERSION
-from isobook.config import Config
+from isobook.config import Config, regularised
 from isobook.device import numerics
-from isobook.recipe import regularised
 
 
 class Seed(IntEnum):
@@ -171,13 +169,6 @@ def base_scores_path(config: Config) -> Path:
     evaluation = replace(config.evaluation, checkpoint_every=0, points_per_doubling=FROZEN_POINTS_PER_DOUBLING)
     digest = fingerprint(sets_id(config), t.set, t.seed, t.data_size, evaluation, *numerics(config.system))
     return Path(config.system.outputs) / "base_scores" / f"{t.set}-s{t.seed}-{digest}.json"
-
-
-def bandit_curves_path(config: Config, kind: str) -> Path:
-    """Chapter 04's bandit curves of one `kind` (e.g. ``sharing``) under the ``bandit``
-    settings, ``system.seed`` and the bandit code's `CURVES_VERSION`."""
-    digest = fingerprint(kind, config.bandit, config.system.seed, CURVES_VERSION)
-    return Path(config.system.outputs) / "bandits" / f"{kind}-s{config.system.seed}-{digest}.parquet"
 
 
 def transfer_cache_name(config: Config, set_name: str) -> str:

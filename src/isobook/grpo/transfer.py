@@ -1,7 +1,7 @@
 """Finished runs' policies scored on other sets' validation splits (the mixtures study,
 paper Figure 15): does training on hard problems forget easy ones, does very-easy data help?
 
-    from isobook.transfer import transfer_counts
+    from isobook.grpo.transfer import transfer_counts
     counts = transfer_counts(configs, ["easy", "hard", "veryeasy"])   # one row per (policy, set, problem)
 
 Scores use the same estimators, samples and seed as a run's own evaluation, on the first
@@ -18,15 +18,15 @@ from typing import Sequence
 
 import pandas as pd
 
-from isobook.base_model import ensure_base_model
 from isobook.config import Config
-from isobook.evaluation import correct_counts
-from isobook.names import Seed, base_scores_path, run_folder, run_name, step_seed, transfer_cache_name
-from isobook.pipeline import load_set, prepare_sets
+from isobook.grpo.evaluation import correct_counts
+from isobook.grpo.run import problems_of
+from isobook.model.pretrain import stored_base_model
 from isobook.rollout import inference_engine
-from isobook.run_store import policy_at, read_status
-from isobook.runs import problems_of
-from isobook.storage import StoreError, cached_json
+from isobook.sets.build import load_set, stored_sets
+from isobook.store.atomic import StoreError, cached_json
+from isobook.store.names import Seed, base_scores_path, run_folder, run_name, step_seed, transfer_cache_name
+from isobook.store.runs import policy_at, read_status
 from isobook.tasks import Problem, make_task
 
 
@@ -42,9 +42,9 @@ def transfer_counts(configs: list[Config], set_names: Sequence[str]) -> pd.DataF
         raise ValueError("configs: at least one run config is needed")
     first = configs[0]
     ev, sampling = first.evaluation, first.sampling
-    sets = prepare_sets(first)
+    sets = stored_sets(first)
     policies: list[tuple[dict[str, object], Path, Path]] = [  # (identity, weights, cache folder)
-        ({"run": "base", "train_set": "-", "n": 0, "rollouts": 0}, ensure_base_model(first),
+        ({"run": "base", "train_set": "-", "n": 0, "rollouts": 0}, stored_base_model(first),
          base_scores_path(first).parent)]
     for config in configs:
         folder = run_folder(config)

@@ -20,9 +20,9 @@ import numpy as np
 import torch
 
 from isobook.config import EvaluationConfig, SamplingConfig
-from isobook.difficulty import count_correct
-from isobook.metrics import avg_at_k, best_at_k, worst_at_k
+from isobook.sets.difficulty import count_correct
 from isobook.tasks import Problem, Task
+from isobook.tasks.metrics import avg_at_k, best_at_k, worst_at_k
 
 if TYPE_CHECKING:  # a type only: importing the engines would load transformers
     from isobook.rollout import RolloutEngine

@@ -1,6 +1,6 @@
 """Several base models and their sets built side by side (the book's arms).
 
-    from isobook.arms import prepare_arms
+    from isobook.sets.arms import prepare_arms
     prepare_arms([config, knob_on, llama], logs=outputs / "logs")
 
 The book trains up to three base models (the main one, chapter 04's with the knob on,
@@ -28,8 +28,8 @@ from tqdm import tqdm
 
 from isobook.config import Config
 from isobook.device import resolve_placement
-from isobook.locks import end_with_parent
-from isobook.names import base_model_path, sets_built, sets_folder
+from isobook.store.locks import end_with_parent
+from isobook.store.names import base_model_path, sets_built, sets_folder
 
 POLL_SECONDS = 5.0  # how often the progress line reads the arms' logs
 
@@ -97,7 +97,7 @@ def _build_logged(group: list[Config], log: Path) -> None:
             os.dup2(stream.fileno(), standard.fileno())
         sys.stdout.reconfigure(line_buffering=True)  # a file is block-buffered: a crash would lose the tail
         try:
-            from isobook.pipeline import prepare_sets  # the training stack, in the worker only
+            from isobook.sets.build import prepare_sets  # the training stack, in the worker only
 
             for config in group:
                 prepare_sets(config)

@@ -11,12 +11,19 @@ from pathlib import Path
 
 import torch
 from safetensors import safe_open
-from transformers import (AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM, PretrainedConfig, PreTrainedModel,
-                          PreTrainedTokenizerBase, Qwen2Config, Qwen2ForCausalLM)
+from transformers import (
+    AutoModelForCausalLM,
+    LlamaConfig,
+    LlamaForCausalLM,
+    PretrainedConfig,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+    Qwen2Config,
+    Qwen2ForCausalLM,
+)
 
 from isobook.config import ModelConfig
-from isobook.tokenizer import load_tokenizer
-
+from isobook.model.tokenizer import load_tokenizer
 
 # model.architecture -> the transformers config and model classes of that layout
 _LAYOUTS: dict[str, tuple[type[PretrainedConfig], type[PreTrainedModel]]] = {

@@ -12,11 +12,8 @@ from __future__ import annotations
 import math
 from enum import Enum
 
-from isobook.config import RecipeConfig
-from isobook.loss import LossWeights, ZeroVarianceFilter
-
-# Sets whose preset carries KL + entropy (paper: easy; very easy is easier still).
-REGULARISED_SETS = ("easy", "veryeasy")
+from isobook.config import RecipeConfig, regularised
+from isobook.grpo.loss import LossWeights, ZeroVarianceFilter
 
 
 class LrScaling(str, Enum):
@@ -42,13 +39,6 @@ def lr_at(step: int, peak: float, warmup_steps: int) -> float:
     if step < warmup_steps:
         return peak * (step + 1) / warmup_steps
     return peak
-
-
-def regularised(recipe: RecipeConfig, set_name: str) -> bool:
-    """Whether KL + entropy are on for a run on `set_name`."""
-    if recipe.regularisers == "auto":
-        return set_name in REGULARISED_SETS
-    return recipe.regularisers == "kl+entropy"
 
 
 def loss_weights(recipe: RecipeConfig, set_name: str) -> LossWeights:

@@ -25,7 +25,7 @@ Every random draw of training comes from one `numpy.random.Generator` and the fe
 from another (the same problems for every n), and all seeds run at once as a leading
 array axis.
 
-    from isobook.bandit import BanditSetup, suboptimality_curves
+    from isobook.analysis.bandit import BanditSetup, suboptimality_curves
     curves = suboptimality_curves(BanditSetup(start_pass=np.array([0.3])), [2, 8, 32], budget=4096)
     shared = suboptimality_curves(BanditSetup(start_pass=np.full(256, 1 / 16), batch_problems=8,
                                               features=32, seeds=8), [2, 8, 32], budget=65536)
@@ -34,11 +34,13 @@ array axis.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from isobook.config import BanditConfig
+from isobook.config import BanditConfig, Config
+from isobook.store.names import fingerprint
 
 
 @dataclass(frozen=True)
@@ -274,3 +276,11 @@ def batch_split_curves(settings: BanditConfig, features: int | None, step: str =
 def _setup(settings: BanditConfig, batch_problems: int, features: int | None) -> BanditSetup:
     return BanditSetup(start_pass=np.full(settings.problems, 1 / settings.actions), actions=settings.actions,
                        batch_problems=batch_problems, lr=settings.lr, seeds=settings.seeds, features=features)
+
+
+def bandit_curves_path(config: Config, kind: str) -> Path:
+    """The bandit curves of one `kind` (e.g. ``sharing``) under the ``bandit``
+    settings, ``system.seed`` and the bandit code's `CURVES_VERSION`."""
+    digest = fingerprint(kind, config.bandit, config.system.seed, CURVES_VERSION)
+    return Path(config.system.outputs) / "bandits" / f"{kind}-s{config.system.seed}-{digest}.parquet"
+

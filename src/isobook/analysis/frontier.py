@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from isobook.fits import SigmoidFit, fit_sigmoid
+from isobook.analysis.fits import SigmoidFit, fit_sigmoid
 
 
 def record_breaking(metric: Sequence[float], bucket: float) -> np.ndarray:

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from isobook.fits import SigmoidFit
-from isobook.frontier import fit_optimal, frontier
+from isobook.analysis.fits import SigmoidFit
+from isobook.analysis.frontier import fit_optimal, frontier
 
 
 class ExtrapolationWarning(UserWarning):
