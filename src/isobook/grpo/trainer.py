@@ -29,7 +29,7 @@ from isobook.config import Config, SamplingConfig, TrainConfig
 from isobook.grpo.advantages import decoupled_rows, group_advantages, zero_variance_groups
 from isobook.grpo.loss import LossTerms, LossWeights, grpo_loss
 from isobook.grpo.recipe import loss_weights
-from isobook.grpo.shards import batch_tokens, data_parallel_shard, whole_batch
+from isobook.grpo.shards import Shard, batch_tokens, data_parallel_shard, whole_batch
 from isobook.model.packing import pack_shared_prompts
 from isobook.rollout import RolloutEngine, Rollouts
 from isobook.store.names import Seed, step_seed
@@ -89,61 +89,79 @@ class GRPOTrainer:
 
     def step(self, step: int, lr: float) -> dict[str, float]:
         """Make update `step` (0-based) at learning rate `lr`; returns its log row (the
-        whole batch's, on every process when data-parallel)."""
-        settings = self.settings
-        n = settings.train.rollouts_per_problem
+        whole batch's, on every process when data-parallel): collect -> score -> advantages
+        -> loss -> optimizer step, one `Batch` passed along."""
         began = time.perf_counter()
-        shard, rank = data_parallel_shard(settings.train.batch_problems)
-        problems = self.batch_problems(step)[rank :: shard.count]
-        torch.manual_seed(step_seed(settings.seed, Seed.SAMPLING, step) + rank)
-        self.model.eval()
-        rollouts = self.engine.generate([p.prompt for p in problems], n, settings.sampling)
-        rewards = torch.tensor(score_rollouts(self.task, problems, rollouts.texts, n), dtype=torch.float32)  # [B_p, n]
+        shard, rank = data_parallel_shard(self.settings.train.batch_problems)
+        rollouts, rewards = self._collect(step, self.batch_problems(step)[rank :: shard.count], rank)
         sampled = time.perf_counter()
+        batch = self._advantages(step, rollouts, rewards)
+        terms, grad_norm = self._update(step, batch, lr, shard)
+        finished = time.perf_counter()
+        row = _log_row(rollouts, rewards, batch.zero_variance, terms, grad_norm, lr,
+                       sample_seconds=sampled - began, update_seconds=finished - sampled)
+        return whole_batch(row, shard, batch.device)
 
+    def _collect(self, step: int, problems: list[Problem], rank: int) -> tuple[Rollouts, torch.Tensor]:
+        """n rollouts of each of `problems` from the current weights, and their rewards # [B_p, n]."""
+        n = self.settings.train.rollouts_per_problem
+        torch.manual_seed(step_seed(self.settings.seed, Seed.SAMPLING, step) + rank)
+        self.model.eval()
+        rollouts = self.engine.generate([p.prompt for p in problems], n, self.settings.sampling)
+        rewards = torch.tensor(score_rollouts(self.task, problems, rollouts.texts, n), dtype=torch.float32)
+        return rollouts, rewards
+
+    def _advantages(self, step: int, rollouts: Rollouts, rewards: torch.Tensor) -> Batch:
+        """The rows the gradient sees (all, or the decoupled baseline's subset) with their
+        group's advantages, on the model's device."""
+        settings, groups = self.settings, rewards.shape[0]
+        n = settings.train.rollouts_per_problem
         zero_variance = zero_variance_groups(rewards)  # [B_p]
         advantages = group_advantages(rewards, settings.advantage)  # [B_p, n]
         if settings.train.n_train is None:
-            rows = torch.arange(len(problems) * n)  # [B_p * n]
+            rows = torch.arange(groups * n)  # [B_p * n]
         else:  # the decoupled baseline: advantages from all n, gradient on n_train of them
             generator = torch.Generator().manual_seed(step_seed(settings.seed, Seed.DECOUPLED_SUBSET, step))
-            index = decoupled_rows(len(problems), n, settings.train.n_train, generator)  # [B_p, n_train]
-            rows = (torch.arange(len(problems))[:, None] * n + index).flatten()  # [B_p * n_train]
-        advantages = advantages.flatten()[rows]  # [N]
+            index = decoupled_rows(groups, n, settings.train.n_train, generator)  # [B_p, n_train]
+            rows = (torch.arange(groups)[:, None] * n + index).flatten()  # [B_p * n_train]
         group_of_row = rows // n
-        prompts = [rollouts.prompt_ids[int(g)] for g in group_of_row]  # the ids the engine sampled from
-        completion_ids = rollouts.completion_ids[rows]  # [N, T]
-        mask = rollouts.completion_mask[rows]  # [N, T]
+        device = next(self.model.parameters()).device
+        return Batch(prompts=[rollouts.prompt_ids[int(g)] for g in group_of_row],  # the ids the engine sampled from
+                     completion_ids=rollouts.completion_ids[rows], mask=rollouts.completion_mask[rows].to(device),
+                     lengths=rollouts.lengths[rows].tolist(), advantages=advantages.flatten()[rows].to(device),
+                     engine_logprobs=rollouts.logprobs[rows].to(device),
+                     row_zero_variance=zero_variance[group_of_row].to(device), zero_variance=zero_variance,
+                     device=device)
 
+    def _update(self, step: int, batch: Batch, lr: float, shard: Shard) -> tuple[LossTerms, float]:
+        """The loss of `batch`, backward (by micro-batch) and one optimizer step at `lr`;
+        the summed loss terms and the gradient norm before clipping."""
+        settings = self.settings
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         self.model.train()
-        device = next(self.model.parameters()).device
-        mask, advantages = mask.to(device), advantages.to(device)
-        engine_logprobs = rollouts.logprobs[rows].to(device)  # [N, T]
-        row_zero_variance = zero_variance[group_of_row].to(device)  # [N]
-        tokens = batch_tokens(mask, row_zero_variance, settings.weights, shard)
+        tokens = batch_tokens(batch.mask, batch.row_zero_variance, settings.weights, shard)
         terms = []
-        sequence_tokens = [len(prompt) + length for prompt, length in zip(prompts, rollouts.lengths[rows].tolist())]
+        sequence_tokens = [len(prompt) + length for prompt, length in zip(batch.prompts, batch.lengths)]
         parts = micro_batches(sequence_tokens, settings.micro_batch_tokens)
         for index, part in enumerate(parts):
             with _gradient_sync(self.model, sync=index == len(parts) - 1):
-                part_prompts = [prompts[i] for i in part]
+                part_prompts = [batch.prompts[i] for i in part]
+
+                def logprobs_under(model: PreTrainedModel, with_entropy: bool):
+                    return completion_logprobs(model, part_prompts, batch.completion_ids[part], batch.mask[part],
+                                               settings.sampling.temperature, settings.row_tokens,
+                                               self.tokenizer.pad_token_id, with_entropy=with_entropy)
+
                 with settings.autocast():
-                    logprobs, entropy = completion_logprobs(self.model, part_prompts, completion_ids[part],
-                                                            mask[part], settings.sampling.temperature,
-                                                            settings.row_tokens, self.tokenizer.pad_token_id,
-                                                            with_entropy=True)
+                    logprobs, entropy = logprobs_under(self.model, with_entropy=True)
                     reference = None
                     if self.reference is not None:
                         with torch.no_grad():
-                            reference, _ = completion_logprobs(self.reference, part_prompts, completion_ids[part],
-                                                               mask[part], settings.sampling.temperature,
-                                                               settings.row_tokens, self.tokenizer.pad_token_id,
-                                                               with_entropy=False)
-                part_terms = grpo_loss(logprobs, logprobs.detach(), engine_logprobs[part], advantages[part],
-                                       mask[part], row_zero_variance[part], settings.weights, reference, entropy,
-                                       tokens)
+                            reference, _ = logprobs_under(self.reference, with_entropy=False)
+                part_terms = grpo_loss(logprobs, logprobs.detach(), batch.engine_logprobs[part], batch.advantages[part],
+                                       batch.mask[part], batch.row_zero_variance[part], settings.weights, reference,
+                                       entropy, tokens)
                 if not torch.isfinite(part_terms.loss):
                     raise TrainingDiverged(f"loss is {float(part_terms.loss.detach())} at update {step + 1}")
                 part_terms.loss.backward()  # gradients add up over micro-batches
@@ -155,10 +173,23 @@ class GRPOTrainer:
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.engine.load_weights(extract_model_from_parallel(self.model))
-        finished = time.perf_counter()
-        row = _log_row(rollouts, rewards, zero_variance, _summed(terms), grad_norm, lr,
-                       sample_seconds=sampled - began, update_seconds=finished - sampled)
-        return whole_batch(row, shard, device)
+        return _summed(terms), grad_norm
+
+
+@dataclass
+class Batch:
+    """One update's training rows (N = B_p * n, or B_p * n_train for the decoupled
+    baseline), passed from the advantages to the loss."""
+
+    prompts: list[list[int]]  # token ids of each row's prompt, as the engine sampled from them
+    completion_ids: torch.Tensor  # [N, T]
+    mask: torch.Tensor  # [N, T], 1.0 on completion tokens
+    lengths: list[int]  # completion tokens per row
+    advantages: torch.Tensor  # [N]
+    engine_logprobs: torch.Tensor  # [N, T], the behaviour policy's (for truncated importance sampling)
+    row_zero_variance: torch.Tensor  # [N], True where the row's group had equal rewards
+    zero_variance: torch.Tensor  # [B_p], per group (logged)
+    device: torch.device
 
 
 def completion_logprobs(model: PreTrainedModel, prompts: list[list[int]], completion_ids: torch.Tensor,
