@@ -1,4 +1,4 @@
-"""One GRPO update: draw B_p problems, sample n rollouts each, reward, advantages, one step.
+"""One GRPO update: collect (B_p problems, n rollouts each) -> score -> advantages -> loss -> step.
 
 Strictly on-policy (paper: every rollout is trained on once): the batch is sampled from the
 current weights and used for exactly one optimizer step, so the PPO ratio is 1 and the
