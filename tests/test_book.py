@@ -70,6 +70,24 @@ def test_the_book_builds_its_other_base_models_in_processes_of_their_own(built) 
         assert "base model" in log.read_text() and "profile avg@16" in log.read_text()
 
 
+def test_every_chapter_page_says_how_to_run_it_yourself(built) -> None:
+    outputs, index, _ = built
+    import html
+    import re
+
+    for chapter in chapters():
+        page = html.unescape(re.sub(r"<[^>]+>", "", (index.parent / f"{chapter}.html").read_text()))
+        assert "Run this chapter yourself" in page, chapter
+        assert f"jupytext --to ipynb {chapter}.py" in page, chapter
+        assert "-p params params/smoke.yaml" in page, chapter  # the params this build used, as a reader types them
+        assert " min " in page.split("Run this chapter yourself")[1].split("to execute")[0], chapter
+    recipe = html.unescape(re.sub(r"<[^>]+>", "", (index.parent / "book" / "01_recipe.html").read_text()))
+    assert f"-p budget {load_config(ROOT / 'params' / 'smoke.yaml').sweep.budget}" in recipe
+    introduction = html.unescape(re.sub(r"<[^>]+>", "", (index.parent / "book" / "00_introduction.html").read_text()))
+    assert "-p params" in introduction and "-p budget" not in introduction  # it takes no budget
+    assert (index.parent / "book" / "how_isobook_works.html").is_file()
+
+
 def test_every_chapter_renders_its_charts_and_math_offline_in_chromium(built) -> None:
     sync_api = pytest.importorskip("playwright.sync_api")
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -101,7 +119,7 @@ def test_every_chapter_renders_its_charts_and_math_offline_in_chromium(built) ->
             inputs = page.query_selector_all(".cell_input")
             assert inputs and not any(cell.is_visible() for cell in inputs), chapter  # code behind a toggle
             assert not page.query_selector_all(".tag_parameters, .tag_injected-parameters"), chapter
-            assert "smoke.yaml" not in page.inner_text("main"), chapter  # no parameters cell on the page
+            assert 'params = "' not in page.inner_text("main"), chapter  # no parameters cell on the page
         page.goto((index.parent / "book" / "index.html").as_uri())  # index.html itself redirects there
         page.wait_for_load_state("load")
         links = page.eval_on_selector_all("table.isobook-findings a", "links => links.map(a => a.getAttribute('href'))")
@@ -125,7 +143,8 @@ def test_a_chapter_opened_in_book_finds_the_repositorys_params_and_outputs() -> 
     for chapter in chapters():
         notebook = jupytext.read(ROOT / f"{chapter}.py")
         code = [i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
-        notebook.cells = [notebook.cells[i] for i in code[:2]] + [new_code_cell(
+        declarations = sum("book-declarations" in notebook.cells[i].metadata.get("tags", []) for i in code[:3])
+        notebook.cells = [notebook.cells[i] for i in code[:2 + declarations]] + [new_code_cell(
             "import json, os\nprint(json.dumps({'cwd': os.getcwd(), 'outputs': config.system.outputs}))")]
         nbclient.NotebookClient(notebook, kernel_name="python3", timeout=300,
                                 resources={"metadata": {"path": str(ROOT / "book")}}).execute()

@@ -135,6 +135,7 @@ def test_profiling_training_and_evaluation_read_the_same_chat_prompts(tmp_path: 
         return rollouts
 
     monkeypatch.setattr(TorchEngine, "generate", recording)
+    prepare_sets(config)  # staged as the CLI and sweeps do: a run only reads its sets
     result = run_grpo(config, show_progress=False)
     assert result.status == "finished" and result.updates_made == 2
 

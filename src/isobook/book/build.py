@@ -273,7 +273,34 @@ def execute_chapter(source: Path, folder: Path, parameters: dict, root: Path) ->
                                    kernel_name="python3", progress_bar=False, config=_kernel_channels(Path(sockets)))
     blank.unlink()
     tag_for_the_page(target)
+    add_run_box(target, source.relative_to(root) if source.is_relative_to(root) else source, parameters, root)
     return target
+
+
+def add_run_box(notebook: Path, source: Path, parameters: dict, root: Path) -> None:
+    """A "Run this chapter yourself" box under the chapter's title: the papermill command
+    with this build's params and budget, what the run store reuses, and the time the
+    chapter took here (papermill's record in `notebook`)."""
+    import nbformat
+
+    content = nbformat.read(notebook, as_version=4)
+    params = Path(parameters["params"])
+    shown = params.relative_to(root) if params.is_absolute() and params.is_relative_to(root) else params
+    budgeted = "budget" in _parameter_names(root / source)
+    budget = parameters.get("budget") or load_config(params, parameters["overrides"]).sweep.budget
+    overrides = f" -y 'overrides: {json.dumps(parameters['overrides'])}'" if parameters["overrides"] else ""
+    minutes, seconds = divmod(round(content.metadata.get("papermill", {}).get("duration") or 0), 60)
+    command = (f".venv/bin/jupytext --to ipynb {source} -o /tmp/{source.stem}.ipynb\n"
+               f".venv/bin/papermill /tmp/{source.stem}.ipynb outputs/{source.stem}.ipynb -k python3 "
+               f"-p params {shown}{f' -p budget {budget}' if budgeted else ''}{overrides}")
+    budget_text = (f"`budget` is the rollouts per run (this build: {budget:,}); a larger one extends the stored "
+                   "runs instead of retraining them. " if budgeted else "")
+    box = (f"````{{admonition}} Run this chapter yourself\n:class: tip\nFrom the repository root (or open "
+           f"`{source}` after `make lab`):\n\n```bash\n{command}\n```\n\n{budget_text}Runs already in "
+           f"`outputs/` are reused. Here the chapter took {minutes} min {seconds:02d} s to execute.\n````")
+    title = next((i for i, cell in enumerate(content.cells) if cell.cell_type == "markdown"), -1)
+    content.cells.insert(title + 1, nbformat.v4.new_markdown_cell(box))
+    nbformat.write(content, notebook)
 
 
 def _kernel_channels(sockets: Path) -> traitlets.config.Config:
