@@ -4,8 +4,8 @@ and read in headless Chromium with the network blocked."""
 import hashlib
 import json
 import os
-import signal
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
