@@ -273,12 +273,12 @@ def execute_chapter(source: Path, folder: Path, parameters: dict, root: Path) ->
                                    kernel_name="python3", progress_bar=False, config=_kernel_channels(Path(sockets)))
     blank.unlink()
     tag_for_the_page(target)
-    add_run_box(target, source.relative_to(root) if source.is_relative_to(root) else source, parameters, root)
     return target
 
 
 def add_run_box(notebook: Path, source: Path, parameters: dict, root: Path) -> None:
-    """A "Run this chapter yourself" box under the chapter's title: the papermill command
+    """A "Run this chapter yourself" box under the title of the executed `notebook` of
+    chapter `source` (relative to `root`), run with `parameters`: the papermill command
     with this build's params and budget, what the run store reuses, and the time the
     chapter took here (papermill's record in `notebook`)."""
     import nbformat
@@ -406,7 +406,8 @@ def build_book(params: str, overrides: list[str], root: Path = ROOT) -> Path:
         sphinx.update({"html_extra_path": ["_extra"], "mathjax_path": "../mathjax/tex-mml-chtml.js"})
     (source / "_config.yml").write_text(yaml.safe_dump(book_config, sort_keys=False))
     (source / "book" / "index.md").write_text(landing_page(root / "book" / "index.md", notebooks))
-    for notebook in notebooks:
+    for chapter, notebook in zip(chapters(root), notebooks):
+        add_run_box(notebook, Path(f"{chapter}.py"), parameters[Path(chapter).name], root)
         shutil.copy(notebook, source / "book" / notebook.name)
     for page in text_pages(root):
         shutil.copy(root / f"{page}.md", source / f"{page}.md")
