@@ -206,7 +206,7 @@ table(pd.concat(compare, ignore_index=True)[["set", "rollouts", "bandit n*", "LL
 # ## Competing skills: the LLM with the knob off and on
 #
 # Our task's problems share one skill (carrying), so an update on one helps the others.
-# The knob `task.conflict` writes that share of problems in a second dialect, marked `<`,
+# The knob `task.chain.conflict` writes that share of problems in a second dialect, marked `<`,
 # in which every carry or borrow step writes ten less, and each dialect's teacher slips into
 # the other's rule: the two dialects pull the same weights in opposite directions. With the
 # knob on, the base model learns both from the teacher, the difficulty profile and the sets

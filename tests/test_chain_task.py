@@ -105,7 +105,7 @@ def test_calibrated_pass_rate_falls_with_carries() -> None:
 
 
 def test_conflict_zero_draws_exactly_the_problems_and_teacher_samples_of_before_the_knob() -> None:
-    # Digests taken at 69c4b9d, before task.conflict existed: the default task is unchanged,
+    # Digests taken at 69c4b9d, before task.chain.conflict existed: the default task is unchanged,
     # so every stored base model, set and run stays valid.
     task = ChainArithmetic(conflict=0.0)
     problems = task.problems(200, seed=3)
@@ -153,7 +153,7 @@ def test_conflict_sets_the_share_of_ten_less_problems_each_right_by_its_own_rule
 
 @pytest.mark.parametrize("conflict", [-0.1, 1.5])
 def test_conflict_outside_zero_to_one_fails_naming_the_field(conflict: float) -> None:
-    with pytest.raises(ConfigError, match=r"task.conflict: .*\[0.0, 1.0\]"):
-        load_config(None, [f"task.conflict={conflict}"])
+    with pytest.raises(ConfigError, match=r"task.chain.conflict: .*\[0.0, 1.0\]"):
+        load_config(None, [f"task.chain.conflict={conflict}"])
     with pytest.raises(ValueError, match="conflict is a share of problems in \\[0, 1\\]"):
         ChainArithmetic(conflict=conflict)

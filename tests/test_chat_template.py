@@ -1,4 +1,4 @@
-"""Instruct checkpoints read math problems in their tokenizer's chat template (task.chat_template),
+"""Instruct checkpoints read math problems in their tokenizer's chat template (task.math_file.chat_template),
 with one BOS in the ids the engine samples from and the trainer scores (a tiny local Llama)."""
 
 import json
@@ -37,8 +37,8 @@ def math_config(tmp_path: Path, folder: Path, *overrides: str) -> Config:
     if not problems.is_file():
         write_problems(problems, 1)
     return load_config(None, [
-        f"model.source={folder}", "task.family=math-file", f"task.path={problems}", "task.question_field=q",
-        "task.answer_field=a", "sampling.max_new_tokens=4", f"system.outputs={tmp_path / 'outputs'}", *overrides])
+        f"model.source={folder}", "task.family=math-file", f"task.math_file.path={problems}", "task.math_file.question_field=q",
+        "task.math_file.answer_field=a", "sampling.max_new_tokens=4", f"system.outputs={tmp_path / 'outputs'}", *overrides])
 
 
 @pytest.fixture
@@ -56,7 +56,7 @@ def plain_llama(tmp_path: Path) -> Path:
 
 
 def test_auto_writes_the_chat_template_and_the_engine_feeds_one_bos(tmp_path: Path, chat_llama: Path) -> None:
-    config = math_config(tmp_path, chat_llama, "task.chat_template=auto")  # task.instruction at its default
+    config = math_config(tmp_path, chat_llama, "task.math_file.chat_template=auto")  # task.math_file.instruction at its default
     engine, tokenizer = inference_engine(config, chat_llama)
     problem = make_task(config.task, tokenizer).problems(1, seed=0)[0]
     instruction = "Please reason step by step, and put your final answer within \\boxed{}."
@@ -87,10 +87,10 @@ def test_auto_writes_the_chat_template_and_the_engine_feeds_one_bos(tmp_path: Pa
 def test_off_and_auto_without_a_template_give_the_raw_prompt(tmp_path: Path, chat_llama: Path, plain_llama: Path,
                                                              model: str, mode: str) -> None:
     folder = chat_llama if model == "chat" else plain_llama
-    config = math_config(tmp_path, folder, f"task.chat_template={mode}")
+    config = math_config(tmp_path, folder, f"task.math_file.chat_template={mode}")
     engine, tokenizer = inference_engine(config, folder)
     problem = make_task(config.task, tokenizer).problems(1, seed=0)[0]
-    assert problem.prompt == "0 + 1000\nPut the final answer within \\boxed{}."  # task.prompt_template's default
+    assert problem.prompt == "0 + 1000\nPut the final answer within \\boxed{}."  # task.math_file.prompt_template's default
     ids = engine.generate([problem.prompt], 1, config.sampling).prompt_ids[0]
     assert ids == tokenizer(problem.prompt)["input_ids"]
     assert ids[:2] == [BOS, tokenizer.convert_tokens_to_ids("0")]
@@ -98,19 +98,19 @@ def test_off_and_auto_without_a_template_give_the_raw_prompt(tmp_path: Path, cha
 
 
 def test_on_without_a_template_is_a_one_line_error_naming_the_field(tmp_path: Path, plain_llama: Path) -> None:
-    config = math_config(tmp_path, plain_llama, "task.chat_template=on")
+    config = math_config(tmp_path, plain_llama, "task.math_file.chat_template=on")
     with pytest.raises(ConfigError) as error:
         prepare_sets(config)
-    assert str(error.value) == (f"task.chat_template: 'on' needs a tokenizer with a chat template, and {plain_llama} "
+    assert str(error.value) == (f"task.math_file.chat_template: 'on' needs a tokenizer with a chat template, and {plain_llama} "
                                 "has none; allowed: auto, off")
     assert not (tmp_path / "outputs" / "sets").exists()  # refused before any profiling
 
 
 def test_drawing_chat_prompts_needs_the_tokenizer(tmp_path: Path, chat_llama: Path) -> None:
-    config = math_config(tmp_path, chat_llama, "task.chat_template=auto")
+    config = math_config(tmp_path, chat_llama, "task.math_file.chat_template=auto")
     task = make_task(config.task)  # enough to score
     assert task.reward("\\boxed{1000}", "1000") == 1.0
-    with pytest.raises(ValueError, match="task.chat_template: 'auto' needs the policy's tokenizer"):
+    with pytest.raises(ValueError, match="task.math_file.chat_template: 'auto' needs the policy's tokenizer"):
         task.problems(1, seed=0)
 
 
@@ -119,7 +119,7 @@ def test_profiling_training_and_evaluation_read_the_same_chat_prompts(tmp_path: 
     questions = write_problems(tmp_path / "problems.jsonl", 8)
     # A different n for each use, to tell the engine calls apart: profile 4, training 2,
     # validation 3, training-set pass rates 5.
-    config = math_config(tmp_path, chat_llama, "task.chat_template=auto", "task.instruction=think",
+    config = math_config(tmp_path, chat_llama, "task.math_file.chat_template=auto", "task.math_file.instruction=think",
                          "sets.pool_size=8", "sets.samples=4", "sets.xhard_samples=4", "sets.validation_size=2",
                          "train.set=hard", "train.batch_problems=2", "train.rollouts_per_problem=2", "train.budget=8", "recipe.track_kl=false",
                          "evaluation.k=2", "evaluation.samples=3", "evaluation.validation_problems=2",

@@ -152,7 +152,7 @@ def test_model_source_that_holds_no_model(tmp_path: Path, capsys) -> None:
 
 def test_own_base_model_on_a_math_file(tmp_path: Path, capsys) -> None:
     assert refused(capsys, "base-model", f"system.outputs={tmp_path}", "task.family=math-file",
-                   f"task.path={tmp_path / 'problems.jsonl'}") == (
+                   f"task.math_file.path={tmp_path / 'problems.jsonl'}") == (
         "isobook: model.source: isobook's own base model learns from the chain task's teacher, and task.family is "
         "'math-file'; allowed with it: a local Hugging Face model folder or hub id")
 
@@ -160,22 +160,22 @@ def test_own_base_model_on_a_math_file(tmp_path: Path, capsys) -> None:
 def test_math_file_that_does_not_exist(tmp_path: Path, capsys) -> None:
     path = tmp_path / "problems.jsonl"
     assert refused(capsys, "sets", f"system.outputs={tmp_path}", f"model.source={fake_model(tmp_path / 'model')}",
-                   "task.family=math-file", f"task.path={path}") == (
-        f"isobook: task.path: no such file {path}; allowed: a local .jsonl/.json/.parquet file of problems")
+                   "task.family=math-file", f"task.math_file.path={path}") == (
+        f"isobook: task.math_file.path: no such file {path}; allowed: a local .jsonl/.json/.parquet file of problems")
 
 
 def test_math_file_without_the_question_column(tmp_path: Path, capsys, quiet) -> None:
     path = tmp_path / "problems.jsonl"
     path.write_text('{"problem": "1 + 1", "answer": "2"}\n')
     assert refused(capsys, "sets", f"system.outputs={tmp_path}", f"model.source={fake_model(tmp_path / 'model')}",
-                   "task.family=math-file", f"task.path={path}") == (
-        "isobook: task.question_field: no column 'question' in problems.jsonl; allowed: problem, answer")
+                   "task.family=math-file", f"task.math_file.path={path}") == (
+        "isobook: task.math_file.question_field: no column 'question' in problems.jsonl; allowed: problem, answer")
 
 
 def test_prompt_template_that_does_not_format(tmp_path: Path, capsys) -> None:
     assert refused(capsys, "sets", f"system.outputs={tmp_path}", f"model.source={fake_model(tmp_path / 'model')}",
-                   "task.family=math-file", f"task.path={tmp_path / 'p.jsonl'}", "task.prompt_template='{q}'") == (
-        "isobook: task.prompt_template: '{q}' does not format (KeyError: 'q'); allowed: text with {question}, "
+                   "task.family=math-file", f"task.math_file.path={tmp_path / 'p.jsonl'}", "task.math_file.prompt_template='{q}'") == (
+        "isobook: task.math_file.prompt_template: '{q}' does not format (KeyError: 'q'); allowed: text with {question}, "
         "other braces doubled ({{ }})")
 
 

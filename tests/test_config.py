@@ -45,7 +45,7 @@ def test_the_lr_anchor_file_grids_around_the_default() -> None:
 
 def test_overrides_apply_on_top_of_the_file() -> None:
     config = load_config(ROOT / "params" / "smoke.yaml", ["sets.pool_size=123", "base_model.lr=5e-3",
-                                                          "sets.easy=[0.25, 0.5]", "task.path=null"])
+                                                          "sets.easy=[0.25, 0.5]", "task.math_file.path=null"])
     assert config.sets.pool_size == 123
     assert config.base_model.lr == 0.005
     assert config.sets.easy == (0.25, 0.5)
@@ -59,20 +59,20 @@ def test_overrides_apply_on_top_of_the_file() -> None:
         ("sets.pool_size=0", r"sets.pool_size: 0 is out of range; allowed: \[1, inf\]"),
         ("sampling.top_p=1.5", r"sampling.top_p: 1.5 is out of range; allowed: \[0.001, 1.0\]"),
         ("task.family=poetry", r"task.family: 'poetry' is not allowed; allowed: chain, math-file"),
-        ("model.num_heads=5", r"model.num_heads: must divide model.hidden_size=96"),
-        ("task.max_carries=11", r"task.max_carries: needs task.min_carries=1 <= max_carries <= task.max_ops=10"),
+        ("model.num_heads=5", r"model.num_heads: must divide hidden_size=96"),
+        ("task.chain.max_carries=11", r"task.chain.max_carries: needs min_carries=1 <= max_carries <= max_ops=10"),
         ("sets.hard=[0.5, 0.1]", r"sets.hard: needs 0 <= low <= high <= 1"),
         ("sets.mixtures={m: {hard: 0.7}}", r"sets.mixtures.m: fractions must sum to 1"),
         ("sets.mixtures={m: {medium: 1.0}}", r"sets.mixtures.m: unknown set \['medium'\]"),
-        ("task.family=math-file", r"task.path: required"),
-        ("task.chat_template=maybe", r"task.chat_template: 'maybe' is not allowed; allowed: auto, on, off"),
+        ("task.family=math-file", r"task.math_file.path: required when family is 'math-file'"),
+        ("task.math_file.chat_template=maybe", r"task.math_file.chat_template: 'maybe' is not allowed; allowed: auto, on, off"),
         ("nonsense=1", r"nonsense: unknown field; allowed: bandit, base_model, baseline, book, evaluation, interference, model"),
         ("pool_size", r"expected key=value"),
         ("train.set=medium", r"train.set: 'medium' is not a problem set; allowed: easy, hard, veryeasy, xhard, mix-dual"),
-        ("train.n_train=9", r"train.n_train: must be <= train.rollouts_per_problem=8, got 9"),
+        ("train.n_train=9", r"train.n_train: must be <= rollouts_per_problem=8, got 9"),
         ("recipe.lr_scaling=cubic", r"recipe.lr_scaling: 'cubic' is not allowed; allowed: constant, linear, sqrt"),
         ("recipe.zero_variance=some", r"recipe.zero_variance: 'some' is not allowed; allowed: none, all, regularisers"),
-        ("evaluation.samples=2", r"evaluation.samples: must be >= evaluation.k=4, got 2"),
+        ("evaluation.samples=2", r"evaluation.samples: must be >= k=4, got 2"),
         ("evaluation.train_pass_rollouts=[0, x]", r"evaluation.train_pass_rollouts\[1\]: expected int, got 'x'"),
         ("system.device=tpu", r"system.device: 'tpu' is not a device; allowed: auto, cpu, cuda, cuda:N"),
         ("system.engine=sglang", r"system.engine: 'sglang' is not allowed; allowed: torch, vllm"),
@@ -84,11 +84,11 @@ def test_overrides_apply_on_top_of_the_file() -> None:
         ("book.budgets={02_n_versus_m: 0}", r"book.budgets.02_n_versus_m: 0 is out of range; allowed: \[1, inf\]"),
         ("book.budgets={02_n_versus_m: many}", r"book.budgets.02_n_versus_m: expected int, got 'many'"),
         ("model.architecture=gpt2", r"model.architecture: 'gpt2' is not allowed; allowed: qwen2, llama"),
-        ("model.num_kv_heads=3", r"model.num_kv_heads: must divide model.num_heads=4, got 3"),
-        ("second_model.num_heads=3", r"second_model.num_heads: must divide second_model.hidden_size=64, got 3"),
-        ("second_model.num_kv_heads=3", r"second_model.num_kv_heads: must divide second_model.num_heads=4, got 3"),
+        ("model.num_kv_heads=3", r"model.num_kv_heads: must divide num_heads=4, got 3"),
+        ("second_model.model.num_heads=3", r"second_model.model.num_heads: must divide hidden_size=64, got 3"),
+        ("second_model.model.num_kv_heads=3", r"second_model.model.num_kv_heads: must divide num_heads=4, got 3"),
         ("second_model.set=medium", r"second_model.set: 'medium' is not a problem set; allowed: easy, hard"),
-        ("baseline.n_train=16", r"baseline.n_train: must be < baseline.rollouts_per_problem=16, got 16"),
+        ("baseline.n_train=16", r"baseline.n_train: must be < rollouts_per_problem=16, got 16"),
         ("baseline.rollouts_per_problem=12", r"baseline.rollouts_per_problem: needs a power of two, got 12"),
         ("baseline.n_train=3", r"baseline.n_train: needs a power of two, got 3"),
         ("baseline.seeds=[0]", r"baseline.seeds: needs at least two distinct seeds >= 0, got \[0\]"),
@@ -99,6 +99,22 @@ def test_bad_values_fail_naming_the_field(override: str, message: str) -> None:
         load_config(None, [override])
 
 
+@pytest.mark.parametrize(("override", "moved"), [("task.min_ops=3", "task.chain.min_ops"),
+                                                ("task.path=x.jsonl", "task.math_file.path"),
+                                                ("second_model.hidden_size=32", "second_model.model.hidden_size")])
+def test_a_field_that_moved_into_a_subsection_names_its_new_place(override: str, moved: str) -> None:
+    with pytest.raises(ConfigError, match=rf"^{override.split('=')[0]}: replaced; allowed: {moved}$"):
+        load_config(None, [override])
+
+
+def test_a_subsection_given_in_part_keeps_the_rest_of_its_default() -> None:
+    """``second_model.model`` defaults to a Llama unlike ``model``: a params file that sets
+    one of its fields changes that field only."""
+    second = load_config(None, ["second_model.model.hidden_size=128"]).second_model.model
+    assert (second.architecture, second.hidden_size, second.num_layers, second.num_kv_heads) == ("llama", 128, 4, 2)
+    assert load_config(None, ["task.chain.conflict=0.5"]).task.chain == replace(Config().task.chain, conflict=0.5)
+
+
 def test_missing_params_file_is_named() -> None:
     with pytest.raises(ConfigError, match="params: no such file"):
         load_config("params/nope.yaml")
@@ -106,11 +122,11 @@ def test_missing_params_file_is_named() -> None:
 
 def test_on_and_off_stay_words_where_a_field_allows_them(tmp_path: Path) -> None:
     params = tmp_path / "params.yaml"
-    params.write_text("task:\n  chat_template: off\nrecipe:\n  track_kl: off\n")  # YAML 1.1: bare off is False
+    params.write_text("task:\n  math_file:\n    chat_template: off\nrecipe:\n  track_kl: off\n")  # YAML 1.1: bare off is False
     config = load_config(params)
-    assert config.task.chat_template == "off"
+    assert config.task.math_file.chat_template == "off"
     assert config.recipe.track_kl is False  # a boolean field keeps YAML's reading
-    assert load_config(None, ["task.chat_template=on"]).task.chat_template == "on"
+    assert load_config(None, ["task.math_file.chat_template=on"]).task.math_file.chat_template == "on"
 
 
 @pytest.mark.parametrize("preset", sorted(p.name for p in (ROOT / "params").glob("*.yaml")))

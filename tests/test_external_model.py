@@ -19,8 +19,8 @@ def test_a_local_llama_folder_profiles_real_math_problems(tmp_path: Path) -> Non
     problems = tmp_path / "problems.jsonl"
     problems.write_text("\n".join(json.dumps({"q": f"{a} + {a} = ?", "a": str(2 * a)}) for a in range(12)))
     config = load_config(None, [
-        f"model.source={folder}", "task.family=math-file", f"task.path={problems}",
-        "task.question_field=q", "task.answer_field=a", "task.prompt_template='{question}'",
+        f"model.source={folder}", "task.family=math-file", f"task.math_file.path={problems}",
+        "task.math_file.question_field=q", "task.math_file.answer_field=a", "task.math_file.prompt_template='{question}'",
         "sets.pool_size=12", "sets.samples=4", "sets.xhard_samples=8", "sets.validation_size=2",
         "sampling.max_new_tokens=8", f"system.outputs={tmp_path / 'outputs'}",
     ])

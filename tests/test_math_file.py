@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from isobook.config import TaskConfig
+from isobook.config import MathFileTaskConfig, TaskConfig
 from isobook.tasks import make_task
 from isobook.tasks.math_file import MathFile, reference_answer, verify_math_answer
 
@@ -60,14 +60,14 @@ def test_jsonl_and_parquet_load_the_same_problems(jsonl_file: Path, tmp_path: Pa
 
 
 def test_registry_builds_a_math_file_task_that_scores(jsonl_file: Path) -> None:
-    task = make_task(TaskConfig(family="math-file", path=str(jsonl_file), chat_template="off"))
+    task = make_task(TaskConfig(family="math-file", math_file=MathFileTaskConfig(path=str(jsonl_file), chat_template="off")))
     problem = next(p for p in task.problems(3, seed=1) if p.answer == "7")
     assert problem.prompt == "Tom has 3 apples and buys 4.\nPut the final answer within \\boxed{}."
     assert task.reward("3 + 4 = \\boxed{7}", problem.answer) == 1.0
 
 
 def test_missing_column_names_the_field(jsonl_file: Path) -> None:
-    with pytest.raises(ValueError, match="task.question_field: no column 'problem'"):
+    with pytest.raises(ValueError, match="task.math_file.question_field: no column 'problem'"):
         MathFile(str(jsonl_file), question_field="problem").problems(1, seed=0)
 
 

@@ -1,11 +1,11 @@
 """Store names: pinned to what earlier versions wrote, and stable when a defaulted field is added."""
 
 import dataclasses
+import sys
 from pathlib import Path
 
 import pytest
 
-import isobook.config
 import isobook.sweeps.execute
 from isobook.config import Config, ConfigError, TrainConfig, load_config
 from isobook.store.names import (
@@ -18,7 +18,7 @@ from isobook.store.names import (
     step_seed,
     transfer_cache_name,
 )
-from isobook.sweeps import grid_run, model_arms, run_sweep, sweep_configs
+from isobook.sweeps import grid_run, knob_arms, model_arms, run_sweep, sweep_configs
 
 from conftest import smoke_config
 
@@ -57,16 +57,16 @@ def test_the_evaluation_schedule_names_the_run_but_not_the_base_models_scores() 
 
 
 def test_the_default_configs_names_and_the_chat_fields() -> None:
-    """Names of the default config as isobook wrote them before task.chat_template existed;
+    """Names of the default config as isobook wrote them before task.math_file.chat_template existed;
     its default, off, is the old behaviour, so only auto and on name other sets."""
     default = Config()
     assert base_model_id(default) == "qwen2-h96-l3-chain-s0-fd7ea5"
     assert sets_id(default) == "qwen2-h96-l3-chain-s0-fd7ea5-pool4000-cff854"
     assert run_name(default) == "easy-bp32-n8-s0-e7eb3e"  # easy-bp32-n8-s0-de7d18 with the old schedule
-    math = ["task.family=math-file", "task.path=/data/x.jsonl", "model.source=/m/Qwen"]
+    math = ["task.family=math-file", "task.math_file.path=/data/x.jsonl", "model.source=/m/Qwen"]
     assert sets_id(load_config(None, math)) == "Qwen-pool4000-5be16a"
-    assert sets_id(load_config(None, [*math, "task.chat_template=off"])) == "Qwen-pool4000-5be16a"
-    assert len({sets_id(load_config(None, [*math, f"task.chat_template={mode}"]))
+    assert sets_id(load_config(None, [*math, "task.math_file.chat_template=off"])) == "Qwen-pool4000-5be16a"
+    assert len({sets_id(load_config(None, [*math, f"task.math_file.chat_template={mode}"]))
                 for mode in ("off", "auto", "on")}) == 3
 
 
@@ -81,7 +81,7 @@ def test_the_second_base_model_is_named_by_its_layout_and_keeps_the_mains_names(
     assert second.model.key_value_heads == 2 and second.task == main.task and second.base_model == main.base_model
     assert run_name(grid_run(main, "easy", 8, 4)) == "easy-bp8-n4-s0-4501b5"  # chapter 02's run
     assert run_name(grid_run(second, "easy", 8, 4)) == "easy-bp8-n4-s0-5024a7"
-    same = ["second_model.architecture=qwen2", "second_model.hidden_size=96", "second_model.num_layers=3"]
+    same = ["second_model.model.architecture=qwen2", "second_model.model.hidden_size=96", "second_model.model.num_layers=3"]
     with pytest.raises(ConfigError, match="second_model: labelled like the main model .qwen2-h96-l3."):
         model_arms(load_config(None, same))
 
@@ -102,8 +102,9 @@ def _with_new_train_field(monkeypatch: pytest.MonkeyPatch, default: int) -> None
     newer = dataclasses.make_dataclass(
         "TrainConfig", [("new_knob", int, dataclasses.field(default=default, metadata={"help": "a later field"}))],
         bases=(TrainConfig,), frozen=True)
-    newer.__module__ = isobook.config.__name__
-    monkeypatch.setattr(isobook.config, "TrainConfig", newer)
+    module = sys.modules[Config.__module__]  # where Config's field types are looked up
+    newer.__module__ = module.__name__
+    monkeypatch.setattr(module, "TrainConfig", newer)
 
 
 def test_a_defaulted_new_field_keeps_every_stored_run(outputs_with_sets: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -126,3 +127,20 @@ def test_a_defaulted_new_field_keeps_every_stored_run(outputs_with_sets: Path, m
     # set away from its default, the new field changes what is trained: other names
     changed = sweep_configs(smoke_config(outputs_with_sets, *grid, "train.new_knob=1"))
     assert {run_name(c) for c in changed}.isdisjoint(Path(f).name for f in before["folder"])
+
+
+def test_the_cpu_books_store_answers_after_the_task_and_second_model_became_subsections() -> None:
+    """Read from the store of a cpu book built at 015a7ba, when ``task`` and ``second_model``
+    were flat sections: the knob-on arm (``task.chain.conflict``, was ``task.conflict``) and
+    the second model (``second_model.model``) name the base models, sets and runs it holds."""
+    config = Config()
+    knob = knob_arms(config)["knob 0.5"]
+    second = model_arms(config)["llama-h64-l4"]
+    assert base_model_id(knob) == "qwen2-h96-l3-chain-s0-76d9ab"
+    assert sets_id(knob) == "qwen2-h96-l3-chain-s0-76d9ab-pool4000-1a040e"
+    assert sets_id(second) == "llama-h64-l4-chain-s0-357f14-pool4000-69c64e"
+    n_values = (4, 8, 16, 32)
+    assert [run_name(grid_run(knob, "hard", 8, n, seed=1)) for n in n_values] == [
+        "hard-bp8-n4-s1-7f25f3", "hard-bp8-n8-s1-35101e", "hard-bp8-n16-s1-61b394", "hard-bp8-n32-s1-514c36"]
+    assert [run_name(grid_run(second, "easy", 8, n)) for n in n_values] == [
+        "easy-bp8-n4-s0-5024a7", "easy-bp8-n8-s0-298de4", "easy-bp8-n16-s0-524741", "easy-bp8-n32-s0-a0daa6"]

@@ -144,9 +144,9 @@ def test_runs_off_the_grid_share_the_store_carry_labels_and_score_on_other_sets(
     assert run_folder(small) != run_folder(on_grid)
     assert grid_run(config, "easy", 2, 2, seed=5).train.seed == 5 and on_grid.train.seed == config.sweep.seeds[0]
     arms = knob_arms(config)
-    assert list(arms) == ["knob 0", "knob 0.5"] and arms["knob 0.5"].task.conflict == 0.5
-    with pytest.raises(ConfigError, match=r"interference.conflict: the knob-on runs need a knob unlike task.conflict"):
-        knob_arms(smoke_config(outputs_with_sets, "task.conflict=0.5"))
+    assert list(arms) == ["knob 0", "knob 0.5"] and arms["knob 0.5"].task.chain.conflict == 0.5
+    with pytest.raises(ConfigError, match=r"interference.conflict: the knob-on runs need a knob unlike task.chain.conflict"):
+        knob_arms(smoke_config(outputs_with_sets, "task.chain.conflict=0.5"))
     assert run_configs([on_grid, small], config, show_progress=False)["status"].tolist() == ["finished"] * 2
 
     history = run_history([on_grid, small], [{"data": "all"}, {"data": "3"}])

@@ -8,7 +8,7 @@ Everything lands in ``<outputs>/sets/<sets-id>/`` (a folder named from the confi
   loadable with ``datasets.load_from_disk``;
 * ``summary.json``: counts per set, the avg@16 histogram, the share of ``hard`` problems
   with pass@16 > 0, the stability correlation, the seconds each stage took, and, where the
-  pool mixes the chain task's dialects (``task.conflict`` > 0), each set's problems per dialect.
+  pool mixes the chain task's dialects (``task.chain.conflict`` > 0), each set's problems per dialect.
 
 Finished folders are reused as they are; an interrupted build resumes from the chunks in
 ``<sets-id>.partial/``.
@@ -152,7 +152,7 @@ def load_set(sets: SetsResult, name: str) -> datasets.DatasetDict:
 def dialects(sets: SetsResult, name: str) -> pd.Series:
     """The dialect of every problem of set `name` (train and validation), indexed by ``id``:
     the chain task's ``dialect`` column, or ``standard`` for all where the pool has one
-    dialect (``task.conflict`` 0)."""
+    dialect (``task.chain.conflict`` 0)."""
     splits = load_set(sets, name)
     frame = pd.concat([splits[split].to_pandas() for split in ("train", "validation")], ignore_index=True)
     if "dialect" not in frame:

@@ -16,9 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from isobook.config import SetsConfig
+from isobook.config import BINNED_SETS, SetsConfig
 
-BINNED_SETS = ("easy", "hard", "veryeasy")
 # Exact comparison of c/n with a decimal bound: 0.0625 * 16 is exactly 1, 0.3 * 16 is 4.8.
 _TOLERANCE = 1e-9
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Iterator
 from dataclasses import replace
 from enum import IntEnum
 from pathlib import Path
@@ -30,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from isobook.config import Config, regularised
+from isobook.config.fields import default_of
 from isobook.device import numerics
 
 
@@ -80,6 +82,11 @@ FROZEN_POINTS_PER_DOUBLING = 2
 RETIRED_FIELDS: dict[str, dict[str, Any]] = {"RecipeConfig": {"normalize_std": True}}
 
 
+# Subsections hashed as the fields of their section, which was flat when the naming froze
+# (``task.chain.min_ops`` was ``task.min_ops``); their field names do not overlap.
+FLAT_SUBSECTIONS: dict[str, tuple[str, ...]] = {"TaskConfig": ("chain", "math_file")}
+
+
 def identity(section: Any) -> dict[str, Any]:
     """What of a config section enters a name: its frozen fields, its retired fields at
     their old values, and its newer fields where they differ from their defaults."""
@@ -88,17 +95,21 @@ def identity(section: Any) -> dict[str, Any]:
         raise KeyError(f"{kind}: not a config section names hash; add its fields to FROZEN_FIELDS")
     frozen = FROZEN_FIELDS[kind]
     kept = dict(RETIRED_FIELDS.get(kind, {}))
-    for field in dataclasses.fields(section):
-        value = getattr(section, field.name)
-        if field.name in frozen or value != _default(field):
-            kept[field.name] = value
+    for name, value, default in _flat_fields(section):
+        if name in frozen or value != default:
+            kept[name] = value
     return kept
 
 
-def _default(field: dataclasses.Field) -> Any:
-    if field.default_factory is not dataclasses.MISSING:
-        return field.default_factory()
-    return field.default
+def _flat_fields(section: Any) -> Iterator[tuple[str, Any, Any]]:
+    """(name, value, default) of each field of `section`, a `FLAT_SUBSECTIONS` subsection's
+    fields in its place."""
+    for field in dataclasses.fields(section):
+        value = getattr(section, field.name)
+        if field.name in FLAT_SUBSECTIONS.get(type(section).__name__, ()):
+            yield from _flat_fields(value)
+        else:
+            yield field.name, value, default_of(field)
 
 
 def fingerprint(*parts: Any) -> str:

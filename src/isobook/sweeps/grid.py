@@ -57,26 +57,23 @@ def grid_row(config: Config) -> dict[str, object]:
 
 
 def knob_arms(config: Config) -> dict[str, Config]:
-    """The knob's two arms: the config as it is and the same with ``task.conflict`` at
+    """The knob's two arms: the config as it is and the same with ``task.chain.conflict`` at
     ``interference.conflict`` (problems in two competing dialects), by their labels
     (``knob 0``, ``knob 0.5``)."""
     on = config.interference.conflict
-    if on == config.task.conflict:
-        raise ConfigError(f"interference.conflict: the knob-on runs need a knob unlike task.conflict ({on:g}); "
+    off = config.task.chain.conflict
+    if on == off:
+        raise ConfigError(f"interference.conflict: the knob-on runs need a knob unlike task.chain.conflict ({on:g}); "
                           f"allowed: (0, 1] but {on:g}")
-    return {f"knob {config.task.conflict:g}": config, f"knob {on:g}": with_overrides(config, [f"task.conflict={on}"])}
+    return {f"knob {off:g}": config, f"knob {on:g}": with_overrides(config, [f"task.chain.conflict={on}"])}
 
 
 def model_arms(config: Config) -> dict[str, Config]:
     """Two base models, by their labels: the config as it is, and the same with
-    ``model`` described by ``second_model`` (same task, teacher, base-model training and set
+    ``model`` replaced by ``second_model.model`` (same task, teacher, base-model training and set
     rules; its own base model, sets and runs). An isobook model is labelled by its layout
     and size (``qwen2-h96-l3``), a checkpoint by its folder name."""
-    second = config.second_model
-    model = replace(config.model, source=second.source, architecture=second.architecture,
-                    hidden_size=second.hidden_size, num_layers=second.num_layers, num_heads=second.num_heads,
-                    num_kv_heads=second.num_kv_heads, intermediate_size=second.intermediate_size)
-    other = replace(config, model=model)
+    other = replace(config, model=config.second_model.model)
     labels = [_model_label(arm) for arm in (config, other)]
     if labels[0] == labels[1]:
         raise ConfigError(f"second_model: labelled like the main model ({labels[0]}); allowed: another "

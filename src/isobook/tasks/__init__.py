@@ -1,7 +1,8 @@
-"""Problem families and their verifiers, looked up by name (``task.family``)."""
+"""Problem families and their verifiers, looked up by name (``task.family``), each built from its subsection."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from transformers import PreTrainedTokenizerBase
@@ -13,23 +14,16 @@ from isobook.tasks.math_file import MathFile
 from isobook.tasks.prompts import uses_chat_template
 
 _REGISTRY: dict[str, Callable[[TaskConfig, PreTrainedTokenizerBase | None], Task]] = {
-    "chain": lambda c, tokenizer: ChainArithmetic(
-        min_ops=c.min_ops, max_ops=c.max_ops, min_carries=c.min_carries, max_carries=c.max_carries,
-        max_value=c.max_value, slip_carry=c.slip_carry, slip_plain=c.slip_plain, conflict=c.conflict,
-    ),
-    "math-file": lambda c, tokenizer: MathFile(
-        path=str(c.path), question_field=c.question_field, answer_field=c.answer_field,
-        prompt_template=c.prompt_template, chat_template=c.chat_template, instruction=c.instruction,
-        tokenizer=tokenizer,
-    ),
+    "chain": lambda c, tokenizer: ChainArithmetic(**dataclasses.asdict(c.chain)),
+    "math-file": lambda c, tokenizer: MathFile(**dataclasses.asdict(c.math_file), tokenizer=tokenizer),
 }
-# Families whose prompts may be chat-template text (they read task.chat_template).
+# Families whose prompts may be chat-template text (they read task.math_file.chat_template).
 _CHAT_FAMILIES = ("math-file",)
 
 
 def make_task(config: TaskConfig, tokenizer: PreTrainedTokenizerBase | None = None) -> Task:
     """The task `config.family` names, built from its fields. `tokenizer`: the policy's,
-    whose chat template math-file prompts are written in (``task.chat_template``); only
+    whose chat template math-file prompts are written in (``task.math_file.chat_template``); only
     drawing such problems needs it, scoring does not."""
     if config.family not in _REGISTRY:
         raise ValueError(f"task.family: {config.family!r} is unknown; allowed: {', '.join(_REGISTRY)}")
@@ -39,7 +33,7 @@ def make_task(config: TaskConfig, tokenizer: PreTrainedTokenizerBase | None = No
 def chat_prompts(config: TaskConfig, tokenizer: PreTrainedTokenizerBase) -> bool:
     """Whether the prompts `config`'s task writes for a model with `tokenizer` are chat-template
     text, which the rollout engines tokenize without adding special tokens (`isobook.tasks.prompts`)."""
-    return config.family in _CHAT_FAMILIES and uses_chat_template(config.chat_template, tokenizer)
+    return config.family in _CHAT_FAMILIES and uses_chat_template(config.math_file.chat_template, tokenizer)
 
 
 __all__ = ["ChainArithmetic", "MathFile", "Problem", "Task", "chat_prompts", "make_task", "score_rollouts"]

@@ -86,20 +86,20 @@ class MathFile:
 
         file = Path(self.path)
         if not file.is_file():
-            raise ConfigError(f"task.path: no such file {file}; allowed: a local {'/'.join(_FORMATS)} file of problems")
+            raise ConfigError(f"task.math_file.path: no such file {file}; allowed: a local {'/'.join(_FORMATS)} file of problems")
         if file.suffix not in _FORMATS:
-            raise ConfigError(f"task.path: {file.suffix!r} is not supported; allowed: {', '.join(_FORMATS)}")
+            raise ConfigError(f"task.math_file.path: {file.suffix!r} is not supported; allowed: {', '.join(_FORMATS)}")
         try:
             table = datasets.load_dataset(_FORMATS[file.suffix], data_files=str(file), split="train")
         except (ValueError, datasets.exceptions.DatasetGenerationError) as error:
             why = error.__cause__ or error  # datasets wraps the parser's own error
-            raise ConfigError(f"task.path: {file} is not a readable {file.suffix} table "
+            raise ConfigError(f"task.math_file.path: {file} is not a readable {file.suffix} table "
                               f"({' '.join(str(why).split())}); allowed: one problem per row, e.g. "
                               f"{{\"{self.question_field}\": ..., \"{self.answer_field}\": ...}}") from error
         for column in (self.question_field, self.answer_field):
             if column not in table.column_names:
                 raise ConfigError(
-                    f"task.{'question' if column == self.question_field else 'answer'}_field: "
+                    f"task.math_file.{'question' if column == self.question_field else 'answer'}_field: "
                     f"no column {column!r} in {file.name}; allowed: {', '.join(table.column_names)}"
                 )
         return table
@@ -108,7 +108,7 @@ class MathFile:
         try:
             self.prompt_template.format(question="")
         except (KeyError, IndexError, ValueError) as error:
-            raise ConfigError(f"task.prompt_template: {self.prompt_template!r} does not format "
+            raise ConfigError(f"task.math_file.prompt_template: {self.prompt_template!r} does not format "
                               f"({type(error).__name__}: {error}); allowed: text with {{question}}, "
                               "other braces doubled ({{ }})") from error
         chat = uses_chat_template(self.chat_template, self.tokenizer)  # checked before the file is read

@@ -2,7 +2,7 @@
 
 An instruct checkpoint expects what TRL, verl and OpenRLHF give it: the question in a user
 turn of its tokenizer's chat template, followed by the assistant's generation prompt
-(``task.chat_template``). The rendered text already holds the special tokens the template
+(``task.math_file.chat_template``). The rendered text already holds the special tokens the template
 writes, a BOS among them (Llama 3's ``<|begin_of_text|>``), so it is tokenized without
 adding any, as ``apply_chat_template(tokenize=True)`` does; tokenizing it with special
 tokens would put a second BOS in front. A raw prompt (isobook's own tasks and models) gets
@@ -22,7 +22,7 @@ from isobook.config import ConfigError
 
 
 def uses_chat_template(mode: str, tokenizer: PreTrainedTokenizerBase | None) -> bool:
-    """Whether prompts are written in `tokenizer`'s chat template under ``task.chat_template``
+    """Whether prompts are written in `tokenizer`'s chat template under ``task.math_file.chat_template``
     `mode` (auto: when the tokenizer has one; on: it must; off: never).
 
     Raises `ConfigError` for ``on`` with a tokenizer that has no template, and ValueError
@@ -30,11 +30,11 @@ def uses_chat_template(mode: str, tokenizer: PreTrainedTokenizerBase | None) -> 
     if mode == "off":
         return False
     if tokenizer is None:
-        raise ValueError(f"task.chat_template: {mode!r} needs the policy's tokenizer to write prompts; "
-                         "pass it to make_task (or set task.chat_template=off)")
+        raise ValueError(f"task.math_file.chat_template: {mode!r} needs the policy's tokenizer to write prompts; "
+                         "pass it to make_task (or set task.math_file.chat_template=off)")
     has_template = bool(tokenizer.chat_template)
     if mode == "on" and not has_template:
-        raise ConfigError(f"task.chat_template: 'on' needs a tokenizer with a chat template, and "
+        raise ConfigError(f"task.math_file.chat_template: 'on' needs a tokenizer with a chat template, and "
                           f"{tokenizer.name_or_path or 'this tokenizer'} has none; allowed: auto, off")
     return has_template
 

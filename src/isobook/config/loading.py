@@ -1,0 +1,130 @@
+"""The whole config (`Config`, one field per section), read from a params file with ``key=value`` overrides."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from isobook.config.fields import ConfigError, build
+from isobook.config.pipeline import (
+    SINGLE_SETS,
+    BaseModelConfig,
+    BookConfig,
+    EvaluationConfig,
+    ModelConfig,
+    RecipeConfig,
+    SamplingConfig,
+    SetsConfig,
+    SweepConfig,
+    SystemConfig,
+    TaskConfig,
+    TrainConfig,
+)
+from isobook.config.studies import (
+    BanditConfig,
+    BaselineConfig,
+    InterferenceConfig,
+    SecondModelConfig,
+)
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything one isobook job needs; see the section classes for the fields."""
+
+    model: ModelConfig = field(default_factory=ModelConfig)
+    task: TaskConfig = field(default_factory=TaskConfig)
+    base_model: BaseModelConfig = field(default_factory=BaseModelConfig)
+    sampling: SamplingConfig = field(default_factory=SamplingConfig)
+    sets: SetsConfig = field(default_factory=SetsConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    recipe: RecipeConfig = field(default_factory=RecipeConfig)
+    evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
+    sweep: SweepConfig = field(default_factory=SweepConfig)
+    bandit: BanditConfig = field(default_factory=BanditConfig)
+    interference: InterferenceConfig = field(default_factory=InterferenceConfig)
+    second_model: SecondModelConfig = field(default_factory=SecondModelConfig)
+    baseline: BaselineConfig = field(default_factory=BaselineConfig)
+    book: BookConfig = field(default_factory=BookConfig)
+    system: SystemConfig = field(default_factory=SystemConfig)
+
+    def __post_init__(self) -> None:
+        names = self.set_names()
+        chosen_sets = {"train.set": (self.train.set,), "sweep.sets": self.sweep.sets,
+                       "interference.sets": self.interference.sets, "second_model.set": (self.second_model.set,),
+                       "baseline.set": (self.baseline.set,)}
+        for where, chosen in chosen_sets.items():
+            unknown = [name for name in chosen if name not in names]
+            if unknown:
+                raise ConfigError(f"{where}: {unknown[0]!r} is not a problem set; allowed: {', '.join(names)}")
+
+    def set_names(self) -> tuple[str, ...]:
+        """Every problem set `isobook sets` builds under this config."""
+        return (*SINGLE_SETS, *self.sets.mixtures)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def load_config(params: str | Path | None = None, overrides: typing.Sequence[str] = ()) -> Config:
+    """The config from a params YAML file (optional) with ``key=value`` overrides applied."""
+    data: dict[str, Any] = {}
+    if params is not None:
+        path = Path(params)
+        if not path.is_file():
+            raise ConfigError(f"params: no such file {path}")
+        try:
+            loaded = yaml.safe_load(path.read_text()) or {}
+        except UnicodeDecodeError as error:
+            raise ConfigError(f"params: {path} is not text ({error.reason} at byte {error.start}); "
+                              "allowed: a YAML file like params/cpu.yaml") from error
+        except yaml.YAMLError as error:
+            raise ConfigError(f"params: {path} is not valid YAML {_yaml_problem(error)}") from error
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"params: {path} holds a {type(loaded).__name__}; allowed: a mapping of "
+                              f"sections ({', '.join(f.name for f in dataclasses.fields(Config))})")
+        data = loaded
+    return _overridden(data, overrides)
+
+
+def _yaml_problem(error: yaml.YAMLError) -> str:
+    """Where YAML parsing failed and why, in one line (PyYAML's own text spans several)."""
+    if not isinstance(error, yaml.MarkedYAMLError) or error.problem_mark is None:
+        return f"({str(error).splitlines()[0]})"
+    mark, context, opened = error.problem_mark, error.context, error.context_mark
+    text = f"at line {mark.line + 1}, column {mark.column + 1}: {error.problem}"
+    if context and opened is not None:  # e.g. an unclosed '[' is noticed at the end of the file
+        text += f" ({context} from line {opened.line + 1}, column {opened.column + 1})"
+    return text
+
+
+def with_overrides(config: Config, overrides: typing.Sequence[str]) -> Config:
+    """`config` with ``key=value`` overrides applied, validated like a params file."""
+    return _overridden(config.to_dict(), overrides)
+
+
+def _overridden(data: dict[str, Any], overrides: typing.Sequence[str]) -> Config:
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"override {item!r}: expected key=value, e.g. sets.pool_size=4000")
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError as error:
+            raise ConfigError(f"override {item!r}: the value is not valid YAML {_yaml_problem(error)}; "
+                              "allowed: a YAML value, e.g. 4000, [4, 8], {hard: 1.0}, or text in quotes") from error
+        _set_path(data, key.strip().split("."), value)
+    return build(Config, data, "")
+
+
+def _set_path(data: dict[str, Any], keys: list[str], value: Any) -> None:
+    for key in keys[:-1]:
+        data = data.setdefault(key, {})
+        if not isinstance(data, dict):
+            raise ConfigError(f"override {'.'.join(keys)}: {key} is not a section")
+    data[keys[-1]] = value

@@ -1,0 +1,122 @@
+"""The studies' sections: chapter 04's bandits and interference runs, chapter 07's second model and baselines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from isobook.config.fields import (
+    ConfigError,
+    needs_distinct_seeds,
+    needs_powers_of_two,
+    option,
+)
+from isobook.config.pipeline import ModelConfig
+
+
+@dataclass(frozen=True)
+class BanditConfig:
+    """Chapter 04's bandits with shared parameters (`isobook.analysis.bandit`): `problems` problems of
+    `actions` answers each, trained by GRPO at B_p = `batch_problems` with a log-linear
+    policy over d shared features for each d in `features`, beside the tabular policy (no
+    sharing) at the same settings, every n to `budget` rollouts; then, at the middle d, a
+    batch of B_p x n = `fixed_batch` rollouts split every way between B_p and n, with the
+    same step per problem and per update (`bandit.batch_split_curves`). About 100 seconds
+    of numpy at the defaults (kept in the run store), seconds in the smoke preset."""
+
+    problems: int = option(256, "problems P (every one starts at pass@1 1/actions)", low=2)
+    actions: int = option(16, "answers per problem, one correct", low=2)
+    features: tuple[int, ...] = option((16, 32, 128), "d values: shared features per problem, each < problems "
+                                       "(problems compete for the shared weights)")
+    batch_problems: int = option(8, "B_p of the n*(C) comparison", low=1)
+    rollouts_per_problem: tuple[int, ...] = option((2, 4, 8, 16, 32, 64), "n values (powers of two, >= 2)")
+    budget: int = option(262144, "rollouts per curve (a power of two)", low=1)
+    lr: float = option(2.0, "step size on each drawn problem's logits (constant, > 0)", low=0.0)
+    seeds: int = option(8, "independent repetitions (new features, answers and draws each)", low=2)
+    fixed_batch: int = option(64, "B_p x n of the batch-split comparison, run at the middle d of features "
+                              "(a power of two)", low=4)
+
+    def __post_init__(self) -> None:
+        needs_powers_of_two("rollouts_per_problem", self.rollouts_per_problem, least=2)
+        if not self.features or min(self.features) < 1 or max(self.features) >= self.problems:
+            raise ConfigError(f"features: needs numbers of features in [1, problems - 1] (d = P is the "
+                              f"tabular policy, always run), got {list(self.features)}")
+        needs_powers_of_two("budget", self.budget)
+        needs_powers_of_two("fixed_batch", self.fixed_batch)
+        if self.batch_problems > self.problems:
+            raise ConfigError(f"batch_problems: at most problems={self.problems}, got "
+                              f"{self.batch_problems}")
+        splits = [n for n in self.rollouts_per_problem if 1 <= self.fixed_batch // n <= self.problems]
+        if len(splits) < 2:
+            raise ConfigError(f"fixed_batch: {self.fixed_batch} must split as B_p x n with B_p in [1, "
+                              f"{self.problems}] for two n of rollouts_per_problem, got {splits}")
+        if self.lr <= 0:
+            raise ConfigError(f"lr: must be > 0, got {self.lr}")
+        if self.budget < max(self.fixed_batch, self.batch_problems * max(self.rollouts_per_problem)):
+            least = max(self.fixed_batch, self.batch_problems * max(self.rollouts_per_problem))
+            raise ConfigError(f"budget: {self.budget} buys no update of every curve; allowed: >= {least}")
+
+
+@dataclass(frozen=True)
+class InterferenceConfig:
+    """Chapter 04's LLM experiment: the sweep's n values at its first B_p on each set in `sets`,
+    once per seed in `seeds`, with the task as configured (the knob at ``task.conflict``) and
+    with the knob at `conflict`: problems in two dialects whose carry rules disagree
+    (`tasks.chain`), so that they compete for the model's weights. The knob-on side has a
+    base model, sets and runs of its own (about 30 minutes more of the cpu book)."""
+
+    conflict: float = option(0.5, "task.conflict of the knob-on runs: the share of problems in the ten-less "
+                             "dialect (> 0 and unlike task.conflict)", low=0.0, high=1.0)
+    seeds: tuple[int, ...] = option((0, 1), "seeds of every LLM run of the chapter, knob off and on (at least two: "
+                                    "the verdicts rest on more than one trained policy)")
+    sets: tuple[str, ...] = option(("hard",), "problem sets the knob runs train on (the easy set's validation "
+                                   "problems always score the hard-set policies for forgetting)")
+
+    def __post_init__(self) -> None:
+        if self.conflict <= 0:
+            raise ConfigError(f"conflict: the knob-on runs need a share of ten-less problems in (0, 1], "
+                              f"got {self.conflict}")
+        needs_distinct_seeds("seeds", self.seeds)
+
+
+def _second_model() -> ModelConfig:
+    """Chapter 07's default second model: a Llama with grouped-query attention, about half the main one."""
+    return ModelConfig(architecture="llama", hidden_size=64, num_layers=4, num_heads=4, num_kv_heads=2,
+                       intermediate_size=176)
+
+
+@dataclass(frozen=True)
+class SecondModelConfig:
+    """Chapter 07's second base model: a `model` section of its own (isobook's own model in
+    another layout and size, taught the same task by the same teacher for as many steps, with
+    sets of its own from its own avg@16; or, with ``model.source``, a checkpoint of the
+    user's). Its n-versus-M sweep is the sweep's n at its first B_p on `set`, beside the main
+    model's (chapter 02's runs)."""
+
+    model: ModelConfig = option(_second_model, "the second base model (fields as in model)", factory=True)
+    set: str = option("easy", "the problem set both models' n-versus-M sweeps train on")
+
+
+@dataclass(frozen=True)
+class BaselineConfig:
+    """Chapter 07's baseline study (paper Appendix C) at the sweep's first B_p and matched
+    sampling compute: n rollouts per problem for both the baseline and the gradient; the
+    decoupled baseline (the group mean and std of all n, the gradient on a random `n_train`
+    of them, ``train.n_train``); and `n_train` rollouts per problem alone. The first two
+    share their samples and baseline and differ in how many samples carry a gradient
+    (exploration); the last two train on as many samples per problem and differ in the
+    baseline (and, at matched compute, the small arm makes n / n_train times more updates)."""
+
+    set: str = option("easy", "the problem set the three arms train on")
+    rollouts_per_problem: int = option(16, "n of the large arm and of the decoupled arm's baseline (a power of "
+                                       "two)", low=4)
+    n_train: int = option(4, "rollouts per problem the decoupled arm trains on, and n of the small arm (a power "
+                          "of two)", low=2)
+    seeds: tuple[int, ...] = option((0, 1), "seeds of each arm (at least two: the arms differ by little)")
+
+    def __post_init__(self) -> None:
+        if self.n_train >= self.rollouts_per_problem:
+            raise ConfigError(f"n_train: must be < rollouts_per_problem={self.rollouts_per_problem}, "
+                              f"got {self.n_train}")
+        needs_powers_of_two("rollouts_per_problem", self.rollouts_per_problem)  # batches that land on
+        needs_powers_of_two("n_train", self.n_train)  # the evaluation budgets
+        needs_distinct_seeds("seeds", self.seeds)
