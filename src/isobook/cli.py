@@ -76,15 +76,17 @@ def _run(command: str, params: str | None, overrides: list[str]) -> int:
         path = ensure_base_model(config)
         print(f"base model: {path.resolve()} ({time.perf_counter() - began:.1f} s)")
     elif command == "train":
+        from isobook.device import launched_processes
         from isobook.grpo.run import check_trainable, run_grpo
         from isobook.report import print_run_summary
         from isobook.sets.build import stage
 
         check_trainable(config)
-        if int(os.environ.get("WORLD_SIZE", "1")) == 1:  # data-parallel processes find them built
+        processes = launched_processes()
+        if processes.count == 1:  # data-parallel processes find them built
             stage([config])
         run = run_grpo(config)
-        if os.environ.get("RANK", "0") == "0":  # one summary under `accelerate launch`
+        if processes.main:  # one summary under `accelerate launch`
             print_run_summary(run, config.evaluation.k)
             print(f"run {run.status} ({run.updates_made} updates in {time.perf_counter() - began:.1f} s): "
                   f"{run.folder.resolve()}")

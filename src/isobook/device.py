@@ -21,6 +21,26 @@ _DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 
 
 @dataclass(frozen=True)
+class Processes:
+    """This process's place among the data-parallel processes of one run: `rank` of `count`."""
+
+    rank: int = 0
+    count: int = 1
+
+    @property
+    def main(self) -> bool:
+        """Whether this process is the one that writes the run's folder and prints."""
+        return self.rank == 0
+
+
+def launched_processes() -> Processes:
+    """What the launcher (``torchrun``, ``accelerate launch``) set in ``RANK`` and ``WORLD_SIZE``;
+    one process of one without a launcher. The one place isobook reads them: the process
+    group that a data-parallel run's `Accelerator` starts from them agrees."""
+    return Processes(int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1")))
+
+
+@dataclass(frozen=True)
 class Placement:
     """A resolved device and compute precision."""
 

@@ -18,7 +18,6 @@ returns what the first stored or resumes from its last checkpoint.
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -35,7 +34,7 @@ from tqdm import tqdm
 from transformers import PreTrainedModel
 
 from isobook.config import Config, ConfigError
-from isobook.device import resolve_placement
+from isobook.device import launched_processes, resolve_placement
 from isobook.grpo.evaluation import correct_counts, evaluation_steps, train_pass_steps, validation_scores
 from isobook.grpo.recipe import LrScaling, lr_at, scaled_lr
 from isobook.grpo.trainer import GRPOTrainer, TrainerSettings, TrainingDiverged
@@ -98,9 +97,10 @@ def _writer_of(folder: Path) -> contextlib.AbstractContextManager:
     one, which waits for another holder, or the main one of a data-parallel group (whose
     others never write), which reports the run busy instead: its other processes have
     already gone ahead to train and could not follow it back."""
-    if int(os.environ.get("RANK", "0")) != 0:
+    processes = launched_processes()
+    if not processes.main:
         return contextlib.nullcontext()
-    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+    if processes.count > 1:
         def busy(holder: str) -> None:
             raise StoreError(f"{folder}: held by {holder}, which is training this run; allowed: one writer per "
                              "run (launch again once it has finished, and the run answers from the store)")
@@ -262,8 +262,8 @@ class _RunSetup:
 
 
 def _data_parallel(config: Config) -> Accelerator | None:
-    """An `Accelerator` when this process is one of several (``WORLD_SIZE`` > 1), else None."""
-    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+    """An `Accelerator` when this process is one of several (`launched_processes`), else None."""
+    if launched_processes().count <= 1:
         return None
     if config.system.engine != "torch":
         raise ConfigError(f"system.engine: {config.system.engine!r} with several data-parallel processes is not "

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
+from isobook.device import launched_processes
 from isobook.grpo.loss import LossWeights, TokenCounts, term_masks
 
 
@@ -32,15 +33,13 @@ class Shard:
 
 
 def data_parallel_shard(batch_problems: int) -> tuple[Shard, int]:
-    """The data-parallel process count and this process's rank (1 and 0 without
-    ``torch.distributed``)."""
-    if not (torch.distributed.is_available() and torch.distributed.is_initialized()):
-        return Shard(), 0
-    count = torch.distributed.get_world_size()
-    if batch_problems % count:
-        raise ValueError(f"train.batch_problems: B_p = {batch_problems} must be a multiple of the {count} "
-                         "data-parallel processes")
-    return Shard(count), torch.distributed.get_rank()
+    """The data-parallel process count and this process's rank (`launched_processes`: 1 and
+    0 without a launcher)."""
+    processes = launched_processes()
+    if batch_problems % processes.count:
+        raise ValueError(f"train.batch_problems: B_p = {batch_problems} must be a multiple of the "
+                         f"{processes.count} data-parallel processes")
+    return Shard(processes.count), processes.rank
 
 
 def batch_tokens(mask: torch.Tensor, zero_variance: torch.Tensor, weights: LossWeights,

@@ -9,7 +9,8 @@ budget its config asks for (a longer stored run serves a shorter request).
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 
 import pandas as pd
 
@@ -40,18 +41,8 @@ def run_history(configs: list[Config], labels: Sequence[dict[str, object]] | Non
     """Every logged row (row 0, the base model, and one per update, up to each run's
     budget) of every finished run in `configs`: the grid columns, then one column per key
     of `labels` (one dict per config, e.g. the recipe variant), then the metrics."""
-    labels = labels or [{} for _ in configs]
-    if len(labels) != len(configs):
-        raise ValueError(f"labels: one per config ({len(configs)}), got {len(labels)}")
-    frames = []
-    for run, label in zip(configs, labels):
-        folder = run_folder(run)
-        status = read_status(folder)
-        if not status or status["status"] != "finished":
-            continue
-        metrics = read_metrics(folder)
-        frames.append(metrics[metrics["rollouts"] <= run.train.budget].assign(**grid_row(run), **label))
-    front = [*GRID_COLUMNS, *labels[0]] if labels else GRID_COLUMNS
+    frames = list(_finished_tables(configs, labels, read_metrics))
+    front = [*GRID_COLUMNS, *(labels or [{}])[0]]
     if not frames:
         return pd.DataFrame(columns=[*front, "step", "rollouts", "tokens"])
     history = pd.concat(frames, ignore_index=True)
@@ -64,16 +55,24 @@ def run_counts(configs: list[Config], split: str, labels: Sequence[dict[str, obj
     (the training problems at `evaluation.train_pass_rollouts`). Columns: the grid
     columns, the `labels` columns (as in `run_history`), then ``step``, ``rollouts``,
     ``id``, ``correct``, ``samples``."""
+    frames = list(_finished_tables(configs, labels, lambda folder: read_counts(folder, split)))
+    columns = [*GRID_COLUMNS, *(labels or [{}])[0], *COUNT_COLUMNS]
+    return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+
+
+def _finished_tables(configs: list[Config], labels: Sequence[dict[str, object]] | None,
+                     read: Callable[[Path], pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    """`read` of each finished run's folder, its rows up to the run's budget, with the grid
+    columns and the run's `labels` (one dict per config) assigned."""
     labels = labels or [{} for _ in configs]
-    frames = []
+    if len(labels) != len(configs):
+        raise ValueError(f"labels: one per config ({len(configs)}), got {len(labels)}")
     for run, label in zip(configs, labels):
         folder = run_folder(run)
         status = read_status(folder)
         if status and status["status"] == "finished":
-            table = read_counts(folder, split)
-            frames.append(table[table["rollouts"] <= run.train.budget].assign(**grid_row(run), **label))
-    columns = [*GRID_COLUMNS, *labels[0], *COUNT_COLUMNS] if labels else [*GRID_COLUMNS, *COUNT_COLUMNS]
-    return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+            table = read(folder)
+            yield table[table["rollouts"] <= run.train.budget].assign(**grid_row(run), **label)
 
 
 def run_train_pass(configs: list[Config], labels: Sequence[dict[str, object]] | None = None) -> pd.DataFrame:
