@@ -41,7 +41,6 @@ budget_share = 1.0
 extra_base_models = ["knob"]
 
 # %%
-import datasets
 import numpy as np
 import pandas as pd
 from IPython.display import display
@@ -52,6 +51,7 @@ from isobook.analysis.bandit import (
     bandit_curves_path,
     batch_split_curves,
     best_n,
+    comparable_budgets,
     sharing_curves,
     suboptimality_curves,
 )
@@ -74,7 +74,7 @@ from isobook.book.charts import curves_chart, n_star_chart, panels, pass_chart, 
 from isobook.book.pages import FindingsTable, note, runs_note, scale, table
 from isobook.grpo.evaluation import metric_name
 from isobook.grpo.transfer import transfer_counts
-from isobook.sets.build import dialects, prepare_sets
+from isobook.sets.build import dialects, load_set, prepare_sets
 from isobook.store.atomic import cached_parquet
 from isobook.sweeps import grid_run, knob_arms, n_grid, run_configs, run_counts, run_points, run_train_pass
 
@@ -100,10 +100,10 @@ panels([curves_chart(part, "suboptimality", title=f"one problem, start pass@1 {s
         for start, part in single.groupby("start pass@1")])
 
 # %%
-sets_folder = prepare_sets(config).folder
+main_sets = prepare_sets(config)
 many, sizes = {}, {}
 for set_name in config.sweep.sets:
-    train = datasets.load_from_disk(str(sets_folder / set_name))["train"]
+    train = load_set(main_sets, set_name)["train"]
     start = np.clip(np.array(train["correct"]) / np.array(train["samples"]), 0.01, 0.99)
     setup = BanditSetup(start_pass=start, batch_problems=min(batch_problems, start.size), seeds=16)
     many[set_name], sizes[set_name] = suboptimality_curves(setup, n_values, config.sweep.budget), start.size
@@ -128,8 +128,7 @@ panels([curves_chart(curves, "suboptimality", title=f"{set_name}: {sizes[set_nam
 
 # %%
 settings = config.bandit
-shared_budgets = [2**e for e in range(settings.budget.bit_length())  # every curve has taken a step by the first
-                  if 2**e >= settings.batch_problems * max(settings.rollouts_per_problem)]
+shared_budgets = comparable_budgets(settings)
 sharing = cached_parquet(bandit_curves_path(config, "sharing"), lambda: sharing_curves(settings, config.system.seed))
 sharing["pass@1"] = 1 - sharing["suboptimality"]
 sharing["policy"] = sharing["features"].map(lambda d: f"tabular (d = P = {d})" if d == settings.problems

@@ -34,16 +34,16 @@ budget = None  # rollouts per run; None keeps the params file's sweep.budget
 data_fraction = 0.125  # the small training set's share of the easy set (paper: 500 of 6k, 1/12)
 
 # %%
-import datasets
 import pandas as pd
 
 from isobook.analysis.findings import greater, optimum_above, optimum_of, problem_scores, wins_on_most
 from isobook.book.build import chapter_config
 from isobook.book.charts import curves_chart, panels, use_offline_renderer
 from isobook.book.pages import FindingsTable, runs_note, scale, table
+from isobook.config import BINNED_SETS
 from isobook.grpo.evaluation import metric_name
 from isobook.grpo.transfer import transfer_counts
-from isobook.sets.build import prepare_sets
+from isobook.sets.build import load_set, prepare_sets
 from isobook.sweeps import grid_run, run_configs, run_counts, run_points
 
 use_offline_renderer()
@@ -61,8 +61,7 @@ small_n, large_n = min(n_values), max(n_values)
 # chapter 02's.
 
 # %%
-sets_folder = prepare_sets(config).folder
-easy_size = datasets.load_from_disk(str(sets_folder / "easy"))["train"].num_rows
+easy_size = load_set(prepare_sets(config), "easy")["train"].num_rows
 small_size = max(batch_problems, round(easy_size * data_fraction))
 sizes = {f"full (D = {easy_size:,})": [], f"small (D = {small_size:,})": [f"train.data_size={small_size}"]}
 size_runs, size_labels = [], []
@@ -92,7 +91,7 @@ panels([curves_chart(part, avg, title=f"easy, {data}, B_p = {batch_problems}")
 # and the base model, on three validation splits.
 
 # %%
-validation_sets = ["easy", "hard", "veryeasy"]
+validation_sets = list(BINNED_SETS)
 transfer = transfer_counts(mixture_runs, validation_sets)
 scores = {name: problem_scores(part, ["train_set", "n"], avg) for name, part in transfer.groupby("set")}
 table(pd.DataFrame([{"trained on": "base model" if t == "-" else t, "n": n,

@@ -62,6 +62,7 @@ from isobook.analysis.frontier import training_rewards
 from isobook.book.build import chapter_config
 from isobook.book.charts import curves_chart, gap_chart, histogram_chart, n_star_chart, panels, use_offline_renderer
 from isobook.book.pages import FindingsTable, runs_note, scale, table
+from isobook.config import BINNED_SETS
 from isobook.grpo.evaluation import metric_name
 from isobook.sets.build import prepare_sets
 from isobook.sweeps import grid_run, model_arms, n_grid, run_configs, run_counts, run_history, run_points
@@ -86,7 +87,7 @@ for label, summary in summaries.items():
     histogram = summary["histogram"]
     mean_pass = np.dot(histogram["correct"], histogram["problems"]) / (summary["samples"] * summary["pool_size"])
     rows.append({"model": label, "parameters": summary["parameters"], f"pool mean avg@{summary['samples']}": mean_pass,
-                 **{f"{name} (train)": summary["sets"][name]["train"] for name in ("easy", "hard", "veryeasy")},
+                 **{f"{name} (train)": summary["sets"][name]["train"] for name in BINNED_SETS},
                  "stability r": summary["stability"].get("pearson")})
 table(pd.DataFrame(rows))
 
@@ -207,5 +208,5 @@ for upper, lower, why in ((large, decoupled, "most of a larger n's gain is explo
     findings.append(greater(scores.get(upper), scores.get(lower),
                             f"{b.set}: {upper} beats {lower} at matched compute (the paper: {why}; App. C, Fig. 22)",
                             (upper, lower), f"{avg}, mean of {len(b.seeds)} seeds", per_seed=both))
-FindingsTable(findings, "07_models_and_baselines", scale(config) + f"; baseline arms: seeds "
+FindingsTable(findings, "07_models_and_baselines", scale(config) + "; baseline arms: seeds "
               + ", ".join(str(seed) for seed in b.seeds))

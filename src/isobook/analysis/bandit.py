@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from isobook.config import BanditConfig, Config
+from isobook.grpo.evaluation import doublings
 from isobook.store.names import fingerprint
 
 
@@ -231,6 +232,14 @@ def best_n(curves: pd.DataFrame, budgets: list[int]) -> pd.DataFrame:
 
 CURVES_VERSION = 2  # raise when a change to this module changes the curves, so stored ones are not reused
 STEP_RULES = ("per problem", "per update")  # how a batch-split curve sizes its step (`batch_split_curves`)
+
+
+def comparable_budgets(settings: BanditConfig) -> list[int]:
+    """The powers of two up to ``settings.budget`` (rollouts) at which every curve of
+    `sharing_curves` and `batch_split_curves` has made an update: from the largest batch,
+    B_p x the largest n or ``fixed_batch``, rounded up to a power of two."""
+    largest = max(settings.fixed_batch, settings.batch_problems * max(settings.rollouts_per_problem))
+    return doublings(1 << (largest - 1).bit_length(), settings.budget)
 
 
 def sharing_curves(settings: BanditConfig, seed: int = 0) -> pd.DataFrame:

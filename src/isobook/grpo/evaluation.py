@@ -52,8 +52,13 @@ def train_pass_steps(batch_rollouts: int, total_steps: int, settings: Evaluation
 def power_of_two_budgets(settings: EvaluationConfig, budget: int) -> list[int]:
     """The budgets (rollouts) at which chapters compare runs: the schedule's first point
     doubled up to `budget`, where runs whose batches are powers of two are all evaluated."""
-    budgets = [settings.first_rollouts]
-    while budgets[-1] * 2 <= budget:
+    return doublings(settings.first_rollouts, budget)
+
+
+def doublings(first: int, last: int) -> list[int]:
+    """``first, 2 first, 4 first, ...`` up to `last` (rollouts)."""
+    budgets = [first]
+    while budgets[-1] * 2 <= last:
         budgets.append(budgets[-1] * 2)
     return budgets
 
