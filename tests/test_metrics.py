@@ -1,12 +1,13 @@
 """avg@k, best@k and worst@k estimators on hand-computed cases."""
 
+import pickle
 from fractions import Fraction
 from math import comb
 
 import numpy as np
 import pytest
 
-from isobook.tasks.metrics import avg_at_k, best_at_k, worst_at_k
+from isobook.tasks.metrics import Metric, avg_at_k, best_at_k, worst_at_k
 
 
 def test_estimators_on_hand_computed_cases() -> None:
@@ -45,3 +46,16 @@ def test_large_n_and_k_match_exact_fractions(k: int) -> None:
 def test_counts_out_of_range_are_refused() -> None:
     with pytest.raises(ValueError, match="correct: counts must lie in"):
         worst_at_k(np.array([0, 5]), 4, 2)
+
+
+def test_a_metric_is_its_store_column_and_carries_its_values() -> None:
+    correct = np.array([0, 1, 3, 4])
+    best = Metric("best", 2)
+    assert best == "val_best@2" and (best.kind, best.k) == ("best", 2)
+    assert best.per_problem(correct, 4).tolist() == best_at_k(correct, 4, 2).tolist()
+    assert Metric("avg", 2).per_problem(correct, 4).tolist() == [0.0, 0.25, 0.75, 1.0]
+    assert Metric("worst", 2).per_problem(correct, 4).tolist() == worst_at_k(correct, 4, 2).tolist()
+    copy = pickle.loads(pickle.dumps(best))
+    assert (copy, copy.kind, copy.k) == ("val_best@2", "best", 2) and type(str(best)) is str
+    with pytest.raises(ValueError, match="kind: 'mean'; allowed: avg, best, worst"):
+        Metric("mean", 2)

@@ -9,6 +9,8 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from isobook.tasks.metrics import Metric
+
 if TYPE_CHECKING:
     from isobook.grpo.run import RunResult
 
@@ -42,8 +44,9 @@ def print_sets_summary(summary: dict[str, Any], console: Console | None = None) 
 def print_run_summary(run: RunResult, k: int, console: Console | None = None) -> None:
     """The run's evaluation points: validation avg/best/worst@k against rollouts spent."""
     console = console or Console()
-    columns = ["step", "rollouts", f"val_avg@{k}", f"val_best@{k}", f"val_worst@{k}"]
-    evaluated = run.metrics.dropna(subset=[f"val_avg@{k}"])[columns]
+    scores = [Metric(kind, k) for kind in Metric.KINDS]
+    columns = ["step", "rollouts", *scores]
+    evaluated = run.metrics.dropna(subset=scores[:1])[columns]
     table = Table(title=f"{run.folder.name}: validation over training")
     for column in columns:
         table.add_column(column, justify="right")

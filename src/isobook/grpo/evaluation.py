@@ -22,7 +22,7 @@ import torch
 from isobook.config import EvaluationConfig, SamplingConfig
 from isobook.sets.difficulty import count_correct
 from isobook.tasks import Problem, Task
-from isobook.tasks.metrics import avg_at_k, best_at_k, worst_at_k
+from isobook.tasks.metrics import Metric
 
 if TYPE_CHECKING:  # a type only: importing the engines would load transformers
     from isobook.rollout import RolloutEngine
@@ -75,18 +75,13 @@ def correct_counts(engine: RolloutEngine, task: Task, problems: list[Problem], s
     return count_correct(engine, task, problems, samples, sampling)["correct"].to_numpy()
 
 
-def metric_name(kind: str, settings: EvaluationConfig) -> str:
-    """The run store's column for a validation metric: ``val_avg@4`` for `kind` ``avg``
-    (or ``best``, ``worst``) with ``evaluation.k = 4``."""
-    if kind not in ("avg", "best", "worst"):
-        raise ValueError(f"kind: {kind!r}; allowed: avg, best, worst")
-    return f"val_{kind}@{settings.k}"
+def metric_name(kind: str, settings: EvaluationConfig) -> Metric:
+    """The validation metric `kind` (``avg``, ``best``, ``worst``) at ``evaluation.k``: as
+    text the run store's column, ``val_avg@4`` for ``avg`` with k = 4."""
+    return Metric(kind, settings.k)
 
 
 def validation_scores(correct: np.ndarray, samples: int, k: int) -> dict[str, float]:
     """Set-level ``val_avg@k``, ``val_best@k``, ``val_worst@k`` from per-problem counts."""
-    return {
-        f"val_avg@{k}": float(avg_at_k(correct, samples).mean()),
-        f"val_best@{k}": float(best_at_k(correct, samples, k).mean()),
-        f"val_worst@{k}": float(worst_at_k(correct, samples, k).mean()),
-    }
+    return {str(metric): float(metric.per_problem(correct, samples).mean()) for metric in
+            (Metric(kind, k) for kind in Metric.KINDS)}

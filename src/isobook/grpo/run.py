@@ -57,6 +57,7 @@ from isobook.store.runs import (
     write_tables,
 )
 from isobook.tasks import Problem, make_task
+from isobook.tasks.metrics import Metric
 
 
 @dataclass
@@ -286,7 +287,8 @@ def problems_of(split: datasets.Dataset) -> list[Problem]:
 def _postfix(rows: list[dict[str, float]], k: int) -> dict[str, str]:
     recent = [r["reward"] for r in rows[-10:] if "reward" in r]
     postfix = {"reward": f"{np.mean(recent):.3f}"} if recent else {}
-    evaluated = [r for r in rows if f"val_avg@{k}" in r]
+    score = Metric("avg", k)
+    evaluated = [r for r in rows if score in r]
     if evaluated:
-        postfix[f"val_avg@{k}"] = f"{evaluated[-1][f'val_avg@{k}']:.3f}"
+        postfix[score] = f"{evaluated[-1][score]:.3f}"
     return postfix

@@ -18,6 +18,7 @@ from isobook.config import Config
 from isobook.store.names import run_folder
 from isobook.store.runs import COUNT_COLUMNS, read_counts, read_metrics, read_status
 from isobook.sweeps.grid import GRID_COLUMNS, grid_row, sweep_configs
+from isobook.tasks.metrics import Metric
 
 
 def sweep_points(config: Config) -> pd.DataFrame:
@@ -32,8 +33,8 @@ def run_points(configs: list[Config], k: int, labels: Sequence[dict[str, object]
     history = run_history(configs, labels)
     fixed = (*GRID_COLUMNS, *(labels or [{}])[0], "step", "rollouts", "tokens")
     keep = [c for c in history.columns if c in fixed or c.startswith("val_")]
-    if f"val_avg@{k}" in history:
-        history = history.dropna(subset=[f"val_avg@{k}"])
+    if Metric("avg", k) in history:
+        history = history.dropna(subset=[Metric("avg", k)])
     return history[keep].reset_index(drop=True)
 
 

@@ -14,7 +14,38 @@ k = 512 is already there).
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
+
+
+class Metric(str):
+    """A set-level validation score: its `kind` (``avg``, ``best``, ``worst``) at `k`, and as
+    text the run store's column for it (``val_avg@4``), so it indexes tables directly.
+
+    Built from its values (``Metric("best", 4)``), never parsed back from the text."""
+
+    KINDS: ClassVar[tuple[str, ...]] = ("avg", "best", "worst")
+    kind: str
+    k: int
+
+    def __new__(cls, kind: str, k: int) -> Metric:
+        if kind not in cls.KINDS:
+            raise ValueError(f"kind: {kind!r}; allowed: {', '.join(cls.KINDS)}")
+        if k < 1:
+            raise ValueError(f"k: must be >= 1, got {k}")
+        metric = super().__new__(cls, f"val_{kind}@{k}")
+        metric.kind, metric.k = kind, k
+        return metric
+
+    def __getnewargs__(self) -> tuple[str, int]:  # pickling (a chapter's tables, worker processes)
+        return self.kind, self.k
+
+    def per_problem(self, correct: np.ndarray, samples: int) -> np.ndarray:
+        """This metric's unbiased estimate per problem from `correct` of `samples`. # [problems]"""
+        if self.kind == "avg":
+            return avg_at_k(correct, samples)
+        return (best_at_k if self.kind == "best" else worst_at_k)(correct, samples, self.k)
 
 
 def avg_at_k(correct: np.ndarray, n: int) -> np.ndarray:
