@@ -35,8 +35,8 @@ overrides = []
 # %%
 import pandas as pd
 
-from isobook.book.build import chapter_config
 from isobook.book.charts import histogram_chart, use_offline_renderer
+from isobook.book.kernel import chapter_config
 from isobook.book.pages import table
 from isobook.sets.build import prepare_sets
 

@@ -41,8 +41,8 @@ extra_base_models = []
 import pandas as pd
 
 from isobook.analysis.findings import best_candidate, last_quarter, problem_scores, training_statistic_rises
-from isobook.book.build import chapter_config
 from isobook.book.charts import curves_chart, panels, use_offline_renderer
+from isobook.book.kernel import chapter_config
 from isobook.book.pages import FindingsTable, runs_note, scale, table
 from isobook.grpo.evaluation import metric_name
 from isobook.grpo.recipe import LrScaling, scaled_lr

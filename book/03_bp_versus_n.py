@@ -37,8 +37,8 @@ import pandas as pd
 
 from isobook.analysis.findings import n_star_grows, optima_by_budget, problem_scores, spread_comparison
 from isobook.analysis.frontier import analyse_frontier
-from isobook.book.build import chapter_config
 from isobook.book.charts import frontier_chart, panels, use_offline_renderer
+from isobook.book.kernel import chapter_config
 from isobook.book.pages import FindingsTable, runs_note, scale, table
 from isobook.grpo.evaluation import metric_name, power_of_two_budgets
 from isobook.sweeps import run_configs, run_counts, run_points, sweep_configs

@@ -69,8 +69,8 @@ from isobook.analysis.findings import (
     smallest_n_wins,
 )
 from isobook.analysis.frontier import measured_frontier, pass_summary
-from isobook.book.build import chapter_config
 from isobook.book.charts import curves_chart, n_star_chart, panels, pass_chart, use_offline_renderer
+from isobook.book.kernel import chapter_config
 from isobook.book.pages import FindingsTable, note, runs_note, scale, table
 from isobook.grpo.evaluation import metric_name
 from isobook.grpo.transfer import transfer_counts

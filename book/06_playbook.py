@@ -39,8 +39,8 @@ from IPython.display import display
 from isobook.analysis.findings import n_star_grows, optima_by_budget, planner_regret, problem_scores, spread_comparison
 from isobook.analysis.frontier import analyse_frontier
 from isobook.analysis.planner import ExtrapolationWarning, held_out_check, plan
-from isobook.book.build import chapter_config
 from isobook.book.charts import curves_chart, frontier_chart, optimal_chart, use_offline_renderer
+from isobook.book.kernel import chapter_config
 from isobook.book.pages import FindingsTable, note, runs_note, scale, table
 from isobook.grpo.evaluation import metric_name, power_of_two_budgets
 from isobook.sweeps import run_counts, run_sweep, sweep_configs, sweep_points

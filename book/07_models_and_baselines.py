@@ -59,8 +59,8 @@ from isobook.analysis.findings import (
     set_text,
 )
 from isobook.analysis.frontier import training_rewards
-from isobook.book.build import chapter_config
 from isobook.book.charts import curves_chart, gap_chart, histogram_chart, n_star_chart, panels, use_offline_renderer
+from isobook.book.kernel import chapter_config
 from isobook.book.pages import FindingsTable, runs_note, scale, table
 from isobook.config import BINNED_SETS
 from isobook.grpo.evaluation import metric_name

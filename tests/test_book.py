@@ -14,7 +14,6 @@ import pytest
 import yaml
 
 from isobook.book.build import (
-    ROOT,
     book_arms,
     budget_rounds,
     build_book,
@@ -23,6 +22,7 @@ from isobook.book.build import (
     chapters,
     execute_chapters,
 )
+from isobook.book.kernel import ROOT
 from isobook.config import ConfigError, load_config
 from isobook.store.names import run_folder, sets_built, sets_folder
 from isobook.sweeps import grid_run
@@ -285,11 +285,11 @@ def test_a_failing_chapter_lets_the_running_one_finish_and_starts_no_other(tmp_p
 
 
 def test_a_chapters_first_import_leaves_out_what_only_the_build_needs() -> None:
-    """Every chapter's kernel imports `isobook.book.build` for `chapter_config`, then altair: it
-    should not also load jupytext and papermill, nor make jsonschema build its RFC 3987
-    grammar (a format none of the book's schemas use), which jsonschema still validates
-    without."""
-    probe = ("import sys, isobook.book.build, altair, jsonschema\n"
+    """Every chapter's kernel imports `isobook.book.charts` (altair) and `isobook.book.kernel`
+    for `chapter_config`: it should not also load jupytext and papermill, nor make jsonschema
+    build its RFC 3987 grammar (a format none of the book's schemas use), which jsonschema
+    still validates without."""
+    probe = ("import sys, isobook.book.charts, isobook.book.kernel, altair, jsonschema\n"
              "loaded = [name for name in ('jupytext', 'papermill', 'nbformat', 'rfc3987_syntax') if sys.modules.get(name)]\n"
              "jsonschema.validate({'n': 4}, {'type': 'object', 'properties': {'n': {'type': 'integer'}}})\n"
              "print(loaded)")

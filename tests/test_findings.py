@@ -28,7 +28,6 @@ from isobook.analysis.findings import (
     optimum_above,
     optimum_of,
     paired_interval,
-    per_problem,
     piles_up,
     planner_regret,
     problem_scores,
@@ -38,9 +37,10 @@ from isobook.analysis.findings import (
     training_statistic_rises,
     wins_on_most,
 )
+from isobook.tasks.metrics import Metric
 
 PROBLEMS, SAMPLES = 200, 4
-METRIC = "val_avg@4"
+METRIC = Metric("avg", 4)
 BASE = np.random.default_rng(7).uniform(0.25, 0.75, PROBLEMS)  # each problem's pass rate before any shift
 UNIFORMS = np.random.default_rng(8).random((PROBLEMS, SAMPLES))  # common random numbers
 
@@ -59,15 +59,6 @@ def counts(pass_shift: float, rollouts: float = 4096, **columns: object) -> pd.D
 
 def scores(shifts: dict[object, float], by: str = "n") -> pd.DataFrame:
     return problem_scores(pd.concat([counts(s, **{by: key}) for key, s in shifts.items()]), [by], METRIC)
-
-
-def test_per_problem_estimators_match_hand_computations() -> None:
-    correct = np.array([0, 1, 3, 4])
-    assert per_problem(correct, 4, "val_avg@4").tolist() == [0, 0.25, 0.75, 1]
-    assert per_problem(correct, 4, "val_best@2").tolist() == pytest.approx([0, 0.5, 1, 1])  # 1 - C(4-c,2)/C(4,2)
-    assert per_problem(correct, 4, "val_worst@2").tolist() == pytest.approx([0, 0, 0.5, 1])  # C(c,2)/C(4,2)
-    with pytest.raises(ValueError, match="metric: 'val_mean@4'; allowed"):
-        per_problem(correct, 4, "val_mean@4")
 
 
 def test_paired_interval_of_identical_and_shifted_scores() -> None:

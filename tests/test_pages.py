@@ -108,7 +108,8 @@ def test_runs_note_names_failures_and_runs_without_counts(tmp_path: Path) -> Non
 
 def test_every_chapter_names_itself_in_its_findings_table() -> None:
     """The landing page links a finding to the chapter its table names: the name must be the file's."""
-    from isobook.book.build import ROOT, chapters
+    from isobook.book.build import chapters
+    from isobook.book.kernel import ROOT
 
     for chapter in chapters():
         source = (ROOT / f"{chapter}.py").read_text()

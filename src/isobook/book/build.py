@@ -16,65 +16,40 @@ with the table of every chapter's findings, read from the executed notebooks.
 
 from __future__ import annotations
 
+import ast
+import functools
 import json
+import multiprocessing
+import os
 import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+import jupytext
+import nbformat
+import papermill
 import yaml
 from tqdm import tqdm
+from traitlets.config import Config as KernelConfig
 
+from isobook.book.kernel import ROOT
 from isobook.book.pages import findings_of_notebook, landing_table
 from isobook.config import Config, ConfigError, load_config
+from isobook.device import resolve_placement
+from isobook.sets.arms import prepare_arms
+from isobook.store.locks import end_with_parent
+from isobook.store.names import sets_folder
+from isobook.sweeps.grid import ARMS
 
-if TYPE_CHECKING:
-    import traitlets.config
-
-# jsonschema (which altair and nbformat import) builds a parser of RFC 3987's grammar at
-# import when rfc3987_syntax is installed (jupyter-events asks for it): 2.8 s in every
-# process, each chapter's kernel included, for an "iri" format check that none of the
-# schemas isobook validates uses. Marked absent, the module is skipped: jsonschema imports
-# it under suppress(ImportError) and leaves that one format unchecked.
-sys.modules.setdefault("rfc3987_syntax", None)
-
-ROOT = Path(__file__).resolve().parents[3]  # src/isobook/book/build.py -> the checkout
 MATHJAX_VERSION = "3.2.2"
 # What tex-mml-chtml needs offline: the script, its fonts, and the parts it loads lazily.
 MATHJAX_PARTS = ("tex-mml-chtml.js", "input", "output/chtml/fonts", "a11y", "ui")
 FINDINGS_MARKER = "<!-- findings -->"  # the line of book/index.md the findings table replaces
-
-
-def project_root(start: Path | None = None) -> Path:
-    """The repository a chapter belongs to: the first folder from `start` (the working
-    directory) upwards holding ``_toc.yml`` and ``params/``; else this package's checkout."""
-    start = (start or Path.cwd()).resolve()
-    for folder in (start, *start.parents):
-        if (folder / "_toc.yml").is_file() and (folder / "params").is_dir():
-            return folder
-    return ROOT
-
-
-def chapter_config(params: str, overrides: list[str], budget: int | None = None) -> Config:
-    """A chapter's config: the params file, its overrides and, if given, `budget` as the
-    sweep's rollouts per run (a larger budget extends the stored runs).
-
-    Relative paths (the params file when not found from the working directory, and
-    ``system.outputs``) are taken from `project_root`, so a chapter opened in JupyterLab,
-    whose kernel starts in ``book/``, reads ``params/`` and writes ``outputs/`` of the
-    repository, as papermill and ``isobook book`` do."""
-    root = project_root()
-    path = Path(params)
-    if not path.is_absolute() and not path.exists():
-        path = root / path
-    config = load_config(path, [*overrides, *([f"sweep.budget={budget}"] if budget else [])])
-    outputs = Path(config.system.outputs)
-    return config if outputs.is_absolute() else replace(config, system=replace(config.system,
-                                                                               outputs=str(root / outputs)))
 
 
 def _toc_files(root: Path) -> list[str]:
@@ -98,9 +73,6 @@ def book_arms(config: Config, root: Path = ROOT) -> list[Config]:
     """The configs whose base model and sets the book's chapters build, one per sets folder:
     `config` itself and the arms (`ARMS`) each chapter declares in its ``extra_base_models``
     (`chapter_declarations`); the chapter derives them the same way."""
-    from isobook.store.names import sets_folder
-    from isobook.sweeps.grid import ARMS
-
     arms = [config, *(arm for chapter in chapters(root)
                       for kind in chapter_declarations(root / f"{chapter}.py")["extra_base_models"]
                       for arm in ARMS[kind](config).values())]
@@ -125,11 +97,20 @@ def chapter_parameters(params: str, overrides: list[str], config: Config, root: 
             for name in names}
 
 
+def _chapter_cells(source: Path) -> list[nbformat.NotebookNode]:
+    """The cells of the chapter at `source`, read once per version of the file (a build asks
+    for its parameters and declarations several times)."""
+    return _read_chapter(source, source.stat().st_mtime_ns).cells
+
+
+@functools.lru_cache(maxsize=64)
+def _read_chapter(source: Path, modified_ns: int) -> nbformat.NotebookNode:
+    return jupytext.read(source)
+
+
 def _parameter_names(source: Path) -> set[str]:
     """The names a chapter's ``parameters`` cell assigns."""
-    import jupytext  # here, not at the top: a chapter's kernel imports this module for chapter_config
-
-    cell = next((c for c in jupytext.read(source).cells if "parameters" in c.metadata.get("tags", [])), None)
+    cell = next((c for c in _chapter_cells(source) if "parameters" in c.metadata.get("tags", [])), None)
     if cell is None:
         return set()
     return {line.split("=")[0].strip() for line in cell.source.splitlines() if "=" in line and line[:1].isidentifier()}
@@ -145,14 +126,8 @@ DECLARATION_DEFAULTS: dict[str, object] = {"budget_share": 1.0, "extra_base_mode
 def chapter_declarations(source: Path) -> dict[str, object]:
     """The `DECLARATION_DEFAULTS` fields as the chapter at `source` sets them (a `ConfigError`
     naming the chapter, the field and the allowed values for anything else)."""
-    import ast
-
-    import jupytext  # here, not at the top: a chapter's kernel imports this module for chapter_config
-
-    from isobook.sweeps.grid import ARMS
-
     declared = dict(DECLARATION_DEFAULTS)
-    for cell in jupytext.read(source).cells:
+    for cell in _chapter_cells(source):
         if DECLARATION_TAG not in cell.metadata.get("tags", []):
             continue
         for node in ast.parse(cell.source).body:
@@ -189,8 +164,6 @@ def chapters_at_once(config: Config) -> int:
     (two chapters' local workers would share its first device)."""
     if config.book.chapters_at_once is not None:
         return config.book.chapters_at_once
-    from isobook.device import resolve_placement
-
     return 1 if resolve_placement(config.system).device.type == "cuda" else 2
 
 
@@ -228,12 +201,6 @@ def _execute_at_once(jobs: dict[str, tuple], at_once: int, progress: tqdm) -> di
     """`execute_chapter` of each job (by chapter), in `at_once` processes, a chapter started
     as another ends, in order; the notebooks by chapter. After a failure no chapter starts,
     and the failure is raised once the chapters still running have finished."""
-    import multiprocessing
-    import os
-    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-
-    from isobook.store.locks import end_with_parent
-
     context = multiprocessing.get_context("spawn")  # a kernel's client and fork do not mix
     waiting = list(jobs)
     done: dict[str, Path] = {}
@@ -262,9 +229,6 @@ def _execute_at_once(jobs: dict[str, tuple], at_once: int, progress: tqdm) -> di
 def execute_chapter(source: Path, folder: Path, parameters: dict, root: Path) -> Path:
     """One chapter's Jupytext `source` executed by papermill with `parameters` (run in
     `root`) into ``<folder>/<name>.ipynb``, tagged for the page; returns that notebook."""
-    import jupytext
-    import papermill
-
     blank = folder / f".{source.stem}.input.ipynb"
     jupytext.write(jupytext.read(source), blank)
     target = folder / f"{source.stem}.ipynb"
@@ -276,23 +240,21 @@ def execute_chapter(source: Path, folder: Path, parameters: dict, root: Path) ->
     return target
 
 
-def add_run_box(notebook: Path, source: Path, parameters: dict, root: Path) -> None:
+def add_run_box(notebook: Path, source: Path, parameters: dict, default_budget: int, root: Path) -> None:
     """A "Run this chapter yourself" box under the title of the executed `notebook` of
     chapter `source` (relative to `root`), run with `parameters`: the papermill command
-    with this build's params and budget, what the run store reuses, and the time the
-    chapter took here (papermill's record in `notebook`)."""
-    import nbformat
-
+    with this build's params and budget (its own, else `default_budget`, the sweep's), what
+    the run store reuses, and the time the chapter took here (papermill's record in `notebook`)."""
     content = nbformat.read(notebook, as_version=4)
     params = Path(parameters["params"])
     shown = params.relative_to(root) if params.is_absolute() and params.is_relative_to(root) else params
     budgeted = "budget" in _parameter_names(root / source)
-    budget = parameters.get("budget") or load_config(params, parameters["overrides"]).sweep.budget
+    budget = parameters.get("budget", default_budget)
     overrides = f" -y 'overrides: {json.dumps(parameters['overrides'])}'" if parameters["overrides"] else ""
     minutes, seconds = divmod(round(content.metadata.get("papermill", {}).get("duration") or 0), 60)
     command = (f".venv/bin/jupytext --to ipynb {source} -o /tmp/{source.stem}.ipynb\n"
-               f".venv/bin/papermill /tmp/{source.stem}.ipynb outputs/{source.stem}.ipynb -k python3 "
-               f"-p params {shown}{f' -p budget {budget}' if budgeted else ''}{overrides}")
+               f".venv/bin/papermill /tmp/{source.stem}.ipynb outputs/{source.stem}.ipynb -k python3 \\\n"
+               f"    -p params {shown}{f' -p budget {budget}' if budgeted else ''}{overrides}")
     budget_text = (f"`budget` is the rollouts per run (this build: {budget:,}); a larger one extends the stored "
                    "runs instead of retraining them. " if budgeted else "")
     box = (f"````{{admonition}} Run this chapter yourself\n:class: tip\nFrom the repository root (or open "
@@ -303,15 +265,11 @@ def add_run_box(notebook: Path, source: Path, parameters: dict, root: Path) -> N
     nbformat.write(content, notebook)
 
 
-def _kernel_channels(sockets: Path) -> traitlets.config.Config:
+def _kernel_channels(sockets: Path) -> KernelConfig:
     """The kernel manager's settings for a chapter: on POSIX its kernel's channels are Unix
     sockets in `sockets`, a folder of this chapter's own. Over TCP, jupyter_client picks
     free ports before the kernel binds them, so two chapters starting kernels at once can
     be handed the same port, and one kernel dies before it answers (seen in a test run)."""
-    import os
-
-    from traitlets.config import Config as KernelConfig
-
     if os.name != "posix":  # no Unix sockets: TCP, as jupyter_client does by default
         return KernelConfig()
     return KernelConfig({"KernelManager": {"transport": "ipc", "ip": str(sockets / "kernel")}})
@@ -321,8 +279,6 @@ def tag_for_the_page(notebook: Path) -> None:
     """Jupyter Book tags for a reader: the parameters cells (the chapter's defaults and the
     values papermill injected) are dropped from the page, every other code cell shows its
     outputs with its code behind a toggle (``hide-input``) unless its tags say otherwise."""
-    import nbformat
-
     content = nbformat.read(notebook, as_version=4)
     for cell in content.cells:
         if cell.cell_type != "code":
@@ -386,8 +342,6 @@ def build_book(params: str, overrides: list[str], root: Path = ROOT) -> Path:
     config = load_config(params, overrides)
     outputs = root / config.system.outputs
     parameters = chapter_parameters(params, overrides, config, root)
-    from isobook.sets.arms import prepare_arms  # here: a chapter's kernel imports this module for chapter_config
-
     prepare_arms(book_arms(replace(config, system=replace(config.system, outputs=str(outputs))), root),
                  outputs / "logs")
     notebooks = execute_chapters(parameters, config.sweep.budget, outputs, root, chapters_at_once(config))
@@ -407,7 +361,7 @@ def build_book(params: str, overrides: list[str], root: Path = ROOT) -> Path:
     (source / "_config.yml").write_text(yaml.safe_dump(book_config, sort_keys=False))
     (source / "book" / "index.md").write_text(landing_page(root / "book" / "index.md", notebooks))
     for chapter, notebook in zip(chapters(root), notebooks):
-        add_run_box(notebook, Path(f"{chapter}.py"), parameters[Path(chapter).name], root)
+        add_run_box(notebook, Path(f"{chapter}.py"), parameters[Path(chapter).name], config.sweep.budget, root)
         shutil.copy(notebook, source / "book" / notebook.name)
     for page in text_pages(root):
         shutil.copy(root / f"{page}.md", source / f"{page}.md")

@@ -1,231 +1,44 @@
-"""The book's verdicts: one pure function per claim of the paper, with the uncertainty that decided it.
+"""The paper's claims about LLM runs, one pure function each: per-problem counts, scores
+or logged updates in, a `Finding` (claim, our numbers, verdict, interval) out.
 
-Each claim function takes tables a chapter already has (per-problem counts from
-`sweeps.run_counts` or `transfer.transfer_counts`, a run's logged updates, bandit curves)
-and returns a `Finding`: the paper's claim, our numbers, a `Verdict` and the interval
-that decided it. Chapters only display findings; no verdict is decided in ``book/``.
-
-**Uncertainty.** Every run scores the same validation problems with the same random
-numbers, so two policies compare problem by problem: a difference of set-level scores
-is the mean of per-problem differences, and its 95% interval comes from a paired
-bootstrap over problems (`scipy.stats.bootstrap`, ``paired=True``, percentile method,
-2,000 resamples, a fixed seed so that a rebuild gives the same intervals). The interval
-holds the evaluation noise (which problems, which samples) of the trained policies
-compared; it does not hold the training noise of a seed (another seed trains another
-policy). With one seed a verdict says "these runs differ", not yet "this setting beats
-that one"; where a grid has several seeds, each problem's score is averaged over them
-first, which shrinks training noise but still leaves it out of the interval. Training
-statistics logged per update (entropy, response length) compare by Welch's t interval on
-the means of four consecutive blocks of each run's last quarter of updates (neighbouring
-updates are correlated; block means much less so).
-
-**Verdicts.** A claim names a direction; its difference and interval decide:
-
-* ``reproduced``: the claimed sign, with the interval excluding zero;
-* ``not reproduced``: the other sign, with the interval excluding zero (or, for an
-  optimum, the claimed order is ruled out);
-* ``tie``: the interval holds zero: the data cannot tell. Claims of no gain (very easy
-  data, the planner's regret) predict a tie, and the verdict still says ``tie``;
-* ``partly``: a claim in several parts, some reproduced and none contradicted;
-* ``not measured``: a run or a table the claim needs is missing.
-
-**Optima.** `optimum` returns the best candidate (an n, or a (B_p, n) pair) and the
-candidates within noise of it (the best's lead over each is not resolved). Claims about
-where an optimum lies ("n* grows with C", "hard saturates at a smaller n* than easy")
-compare these sets: reproduced when every n in one lies beyond every n in the other.
-Each candidate is compared with the best at 95% on its own, without a correction for
-multiple comparisons: "within noise" is generous (a candidate is kept unless its deficit
-is resolved), "reproduced" asks every comparison to be resolved.
-
-Metric names are the run store's columns, e.g. ``val_avg@4``, ``val_best@4``,
-``val_worst@4`` for ``evaluation.k = 4``.
+The optima the n* claims compare come from here too (`optima_by_budget`, `optimum_of`),
+with the candidate labels and sets the findings write.
 """
 
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
-from enum import StrEnum
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from isobook.analysis.bandit import curves_at
-from isobook.tasks.metrics import avg_at_k, best_at_k, worst_at_k
+from isobook.analysis.findings.statistics import (
+    BLOCKS,
+    CONFIDENCE,
+    RESAMPLES,
+    Interval,
+    Optimum,
+    Z,
+    block_means,
+    last_quarter,
+    optimum,
+    paired_interval,
+    problem_scores,
+    welch_interval,
+)
+from isobook.analysis.findings.verdicts import (
+    Finding,
+    Verdict,
+    combine,
+    direction,
+    not_measured,
+    order,
+)
+from isobook.tasks.metrics import Metric
 
-CONFIDENCE = 0.95
-RESAMPLES = 2000
-_Z = float(stats.norm.ppf(0.5 + CONFIDENCE / 2))  # 1.96: half-width of a normal 95% interval in standard errors
-BLOCKS = 4  # consecutive blocks of updates whose means the Welch interval compares
-_ESTIMATORS = {"avg": lambda c, n, k: avg_at_k(c, n), "best": best_at_k, "worst": worst_at_k}
-
-
-class Verdict(StrEnum):
-    REPRODUCED = "reproduced"
-    PARTLY = "partly"
-    TIE = "tie"
-    NOT_REPRODUCED = "not reproduced"
-    NOT_MEASURED = "not measured"
-
-
-@dataclass(frozen=True)
-class Interval:
-    """A difference (first minus second) and its 95% interval."""
-
-    estimate: float
-    low: float
-    high: float
-
-    @property
-    def sign(self) -> int:
-        """+1 or -1 when the interval excludes zero, else 0."""
-        return 1 if self.low > 0 else -1 if self.high < 0 else 0
-
-    def __str__(self) -> str:
-        return f"{self.estimate:+.3f} [{self.low:+.3f}, {self.high:+.3f}]"
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One row of a chapter's findings table."""
-
-    claim: str  # the paper's claim, with its figure
-    measured: str  # our numbers
-    verdict: Verdict
-    uncertainty: str  # the interval(s) that decided the verdict
-
-    def row(self) -> dict[str, str]:
-        return {"claim": self.claim, "measured": self.measured, "verdict": str(self.verdict),
-                "uncertainty": self.uncertainty}
-
-
-@dataclass(frozen=True)
-class Optimum:
-    """The best candidate among several, and those within noise of it."""
-
-    best: Hashable
-    value: float  # the best's score
-    tied: tuple  # every candidate not resolved below the best, the best included, in sorted order
-    runner_up: Interval | None  # the best's lead over the next candidate; None with one candidate
-
-
-def not_measured(claim: str, what: str) -> Finding:
-    return Finding(claim, what, Verdict.NOT_MEASURED, "-")
-
-
-# ---- per-problem scores and intervals -------------------------------------------------------------
-
-
-def per_problem(correct: np.ndarray, samples: int, metric: str) -> np.ndarray:
-    """A metric's unbiased per-problem estimate from correct counts. # [problems]
-
-    `metric`: ``val_avg@k``, ``val_best@k`` or ``val_worst@k``."""
-    match = re.fullmatch(r"(?:val_)?(avg|best|worst)@(\d+)", metric)
-    if not match:
-        raise ValueError(f"metric: {metric!r}; allowed: val_avg@k, val_best@k, val_worst@k")
-    return _ESTIMATORS[match[1]](np.asarray(correct), samples, int(match[2]))
-
-
-def problem_scores(counts: pd.DataFrame, by: Sequence[str], metric: str,
-                   rollouts: float | None = None) -> pd.DataFrame:
-    """Per-problem `metric` of each candidate (the `by` columns, e.g. ``["n"]``): rows are
-    problems (``id``) scored by every candidate, columns the candidates, each problem's
-    score averaged over seeds. # [problems, candidates]
-
-    `counts`: per-problem counts with `by`, ``rollouts``, ``id``, ``correct``, ``samples``
-    (and ``seed``). Each run is read at its last evaluation, or with `rollouts` at its
-    latest evaluation within that compute after at least one update (a run whose first
-    update costs more is no candidate there)."""
-    runs = [*by, "seed"] if "seed" in counts else list(by)
-    table = counts
-    if rollouts is not None:
-        table = counts[(counts["rollouts"] > 0) & (counts["rollouts"] <= rollouts * (1 + 1e-9))]
-    if table.empty:
-        return pd.DataFrame()
-    latest = table.groupby(runs)["rollouts"].transform("max")
-    table = table[table["rollouts"] == latest]
-    correct, samples = table["correct"].to_numpy(), table["samples"].to_numpy()
-    score = np.empty(len(table))
-    for count in np.unique(samples):
-        chosen = samples == count
-        score[chosen] = per_problem(correct[chosen], int(count), metric)
-    scores = table.assign(score=score)
-    matrix = scores.pivot_table(index="id", columns=list(by), values="score", aggfunc="mean")
-    return matrix.dropna()
-
-
-def paired_interval(first: np.ndarray, second: np.ndarray, seed: int = 0) -> Interval:
-    """Mean of `first - second` over paired problems, with its 95% paired-bootstrap interval."""
-    first, second = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
-    difference = first - second
-    estimate = float(difference.mean())
-    if np.ptp(difference) == 0:  # every resample gives the same mean
-        return Interval(estimate, estimate, estimate)
-    result = stats.bootstrap((first, second), lambda a, b, axis: np.mean(a - b, axis=axis), paired=True,
-                             vectorized=True, n_resamples=RESAMPLES, confidence_level=CONFIDENCE,
-                             method="percentile", rng=np.random.default_rng(seed))
-    return Interval(estimate, float(result.confidence_interval.low), float(result.confidence_interval.high))
-
-
-def welch_interval(first: Sequence[float], second: Sequence[float]) -> Interval:
-    """Difference of means of two independent samples with Welch's 95% t interval."""
-    first, second = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
-    estimate = float(first.mean() - second.mean())
-    if len(first) < 2 or len(second) < 2:
-        return Interval(estimate, -np.inf, np.inf)
-    if np.ptp(first) == 0 and np.ptp(second) == 0:  # two constants: no noise to put an interval on
-        return Interval(estimate, estimate, estimate)
-    low, high = stats.ttest_ind(first, second, equal_var=False).confidence_interval(CONFIDENCE)
-    return Interval(estimate, float(low), float(high))
-
-
-def optimum(scores: pd.DataFrame) -> Optimum:
-    """The candidate (column) with the highest mean score, and every candidate whose
-    deficit to it is within noise (paired interval of best minus it holding zero)."""
-    if scores.shape[1] == 0:
-        raise ValueError("scores: no candidate to choose from")
-    means = scores.mean()
-    best = means.idxmax()
-    leads = {c: paired_interval(scores[best], scores[c]) for c in scores.columns if c != best}
-    tied = sorted([best, *(c for c, lead in leads.items() if lead.sign <= 0)])
-    runner_up = leads[max(leads, key=lambda c: means[c])] if leads else None
-    return Optimum(best, float(means[best]), tuple(tied), runner_up)
-
-
-# ---- verdict rules ---------------------------------------------------------------------------------
-
-
-def direction(interval: Interval, claimed: int = 1) -> Verdict:
-    """The verdict on a claimed sign (+1: first above second) of a difference."""
-    return Verdict.TIE if interval.sign == 0 else Verdict.REPRODUCED if interval.sign == claimed \
-        else Verdict.NOT_REPRODUCED
-
-
-def combine(parts: Sequence[Verdict]) -> Verdict:
-    """One verdict from the verdicts of a claim's parts."""
-    parts = list(parts)
-    if not parts or Verdict.NOT_MEASURED in parts:
-        return Verdict.NOT_MEASURED
-    if Verdict.NOT_REPRODUCED in parts:
-        return Verdict.NOT_REPRODUCED
-    if all(p == Verdict.REPRODUCED for p in parts):
-        return Verdict.REPRODUCED
-    return Verdict.TIE if all(p == Verdict.TIE for p in parts) else Verdict.PARTLY
-
-
-def order(lower: Sequence[float], upper: Sequence[float]) -> Verdict:
-    """Does `upper` (a set of optimal n within noise) lie above `lower`? Reproduced when
-    every member of `upper` exceeds every member of `lower`; not reproduced when none
-    of `upper` exceeds any of `lower`; a tie when the sets leave it open."""
-    if min(upper) > max(lower):
-        return Verdict.REPRODUCED
-    return Verdict.NOT_REPRODUCED if max(upper) <= min(lower) else Verdict.TIE
-
-
-# ---- formatting -----------------------------------------------------------------------------------
+# ---- how the findings write candidates ------------------------------------------------------------
 
 
 def _label(key: Hashable) -> str:
@@ -248,13 +61,14 @@ def set_text(values: Sequence[float]) -> str:
 
 
 def _over(problems: int) -> str:
+    """How an uncertainty names a paired bootstrap over `problems` problems."""
     return f"95% paired bootstrap over {problems} problems"
 
 
 # ---- claims ----------------------------------------------------------------------------------------
 
 
-def best_candidate(scores: pd.DataFrame, claimed: Hashable, claim: str, metric: str) -> Finding:
+def best_candidate(scores: pd.DataFrame, claimed: Hashable, claim: str, metric: Metric) -> Finding:
     """Claim: `claimed` (a column of `scores`) beats every other candidate. Reproduced if
     it leads each beyond noise, partly if it leads some and ties the rest, a tie if it
     leads none beyond noise, not reproduced if any candidate beats it beyond noise."""
@@ -268,7 +82,7 @@ def best_candidate(scores: pd.DataFrame, claimed: Hashable, claim: str, metric: 
     return Finding(claim, measured, verdict, f"{uncertainty} ({_over(len(scores))})")
 
 
-def greater(first: np.ndarray | None, second: np.ndarray | None, claim: str, names: tuple[str, str], metric: str,
+def greater(first: np.ndarray | None, second: np.ndarray | None, claim: str, names: tuple[str, str], metric: Metric,
             claimed: int = 1, per_seed: dict[int, tuple[np.ndarray, np.ndarray]] | None = None) -> Finding:
     """Claim: `first` scores above `second` (`claimed` = -1: below), problem by problem;
     None for a policy that was not scored.
@@ -290,17 +104,6 @@ def greater(first: np.ndarray | None, second: np.ndarray | None, claim: str, nam
     return Finding(claim, measured, verdict, uncertainty)
 
 
-def last_quarter(history: pd.DataFrame, column: str) -> np.ndarray:
-    """`column` over the updates of a run's last quarter (``step`` > 3/4 of its last). # [updates]"""
-    trained = history[history["step"] > 0]
-    return trained.loc[trained["step"] > 0.75 * trained["step"].max(), column].dropna().to_numpy(float)
-
-
-def block_means(values: np.ndarray, blocks: int = BLOCKS) -> np.ndarray:
-    """Means of `blocks` consecutive, nearly equal parts of `values` (fewer if shorter). # [blocks]"""
-    return np.array([part.mean() for part in np.array_split(values, min(blocks, len(values))) if len(part)])
-
-
 def training_statistic_rises(first: pd.DataFrame, second: pd.DataFrame, columns: Sequence[str], claim: str,
                              names: tuple[str, str], claimed: int = 1) -> Finding:
     """Claim: each logged statistic in `columns` (e.g. entropy, response length) is higher
@@ -320,7 +123,7 @@ def training_statistic_rises(first: pd.DataFrame, second: pd.DataFrame, columns:
                    f"{updates} updates)")
 
 
-def gap_widens(history: pd.DataFrame, counts: pd.DataFrame, metric: str, claim: str) -> Finding:
+def gap_widens(history: pd.DataFrame, counts: pd.DataFrame, metric: Metric, claim: str) -> Finding:
     """Claim (Figure 13): over the second half of a run, its training reward pulls away from
     its validation `metric` (the train-test gap widens: the training reward keeps rising
     where the validation score rises less or not at all). `history`: the run's logged
@@ -352,15 +155,15 @@ def gap_widens(history: pd.DataFrame, counts: pd.DataFrame, metric: str, claim: 
         return not_measured(claim, "needs at least two updates before each of the two evaluations compared")
     at = {r: scored[scored["rollouts"] == r].set_index("id").sort_index() for r in (halfway, final)}
     problems = at[halfway].index.intersection(at[final].index)
-    score = {r: per_problem(table.loc[problems, "correct"].to_numpy(), int(table["samples"].iloc[0]), metric)
+    score = {r: metric.per_problem(table.loc[problems, "correct"].to_numpy(), int(table["samples"].iloc[0]))
              for r, table in at.items()}
     training = welch_interval(block_means(windows[final]), block_means(windows[halfway]))
     validation = paired_interval(score[final], score[halfway])
     if not np.isfinite([training.low, training.high]).all():
         return not_measured(claim, "needs at least two blocks of updates before each evaluation compared")
-    spread = np.hypot((training.high - training.low) / (2 * _Z), (validation.high - validation.low) / (2 * _Z))
+    spread = np.hypot((training.high - training.low) / (2 * Z), (validation.high - validation.low) / (2 * Z))
     widening = training.estimate - validation.estimate
-    interval = Interval(widening, widening - _Z * spread, widening + _Z * spread)
+    interval = Interval(widening, widening - Z * spread, widening + Z * spread)
     measured = (f"training reward {windows[halfway].mean():.3f} -> {windows[final].mean():.3f}, {metric} "
                 f"{score[halfway].mean():.3f} -> {score[final].mean():.3f} ({halfway:,.0f} -> {final:,.0f} rollouts)")
     return Finding(claim, measured, direction(interval),
@@ -369,7 +172,7 @@ def gap_widens(history: pd.DataFrame, counts: pd.DataFrame, metric: str, claim: 
                    f"{_over(len(problems))})")
 
 
-def optima_by_budget(counts: pd.DataFrame, by: Sequence[str], metric: str, budgets: Sequence[float],
+def optima_by_budget(counts: pd.DataFrame, by: Sequence[str], metric: Metric, budgets: Sequence[float],
                      level: str = "n") -> pd.DataFrame:
     """At each budget, the best candidate and the `level` values within noise of it:
     columns ``rollouts``, the `by` columns of the best, ``score``, ``within noise`` (the
@@ -447,7 +250,7 @@ def optimum_above(upper: tuple[str, Optimum | None, Sequence[float]],
     return Finding(claim, measured, verdict, uncertainty)
 
 
-def optimum_of(counts: pd.DataFrame, by: Sequence[str], metric: str, rollouts: float | None = None,
+def optimum_of(counts: pd.DataFrame, by: Sequence[str], metric: Metric, rollouts: float | None = None,
                level: str = "n") -> tuple[Optimum | None, list[float]]:
     """The `optimum` of `problem_scores` (each run at its last evaluation, or within
     `rollouts`) and the `level` values (e.g. n) within noise of it; (None, []) when no
@@ -459,7 +262,7 @@ def optimum_of(counts: pd.DataFrame, by: Sequence[str], metric: str, rollouts: f
     return found, _levels(found.tied, scores.columns, level)
 
 
-def spread_comparison(scores: pd.DataFrame, claim: str, metric: str) -> Finding:
+def spread_comparison(scores: pd.DataFrame, claim: str, metric: Metric) -> Finding:
     """Claim: varying n at fixed B_p moves the score more than varying B_p at fixed n
     (Figure 9). `scores`: `problem_scores` with columns (``batch_problems``, ``n``) at a
     common budget.
@@ -504,83 +307,6 @@ def spread_comparison(scores: pd.DataFrame, claim: str, metric: str) -> Finding:
                    f"n-change minus B_p-change: {interval} ({_over(len(scores))})")
 
 
-def seeds_multiplier(curves: pd.DataFrame) -> float:
-    """Half-width, in standard errors, of a 95% interval on the difference of two bandit
-    curves' means over seeds: Student's t with 2 (seeds - 1) degrees of freedom (two
-    independent means of ``seeds`` values each; 2.14 at 8 seeds, 2.04 at 16), or the
-    normal 1.96 where `curves` has no ``seeds`` column. Every n trains on the same problems,
-    so treating the two means as independent errs on the wide side."""
-    if "seeds" not in curves or curves["seeds"].min() < 2:
-        return _Z
-    return float(stats.t.ppf(0.5 + CONFIDENCE / 2, 2 * (int(curves["seeds"].min()) - 1)))
-
-
-def bandit_optimum(curves: pd.DataFrame, budget: float) -> Optimum:
-    """The bandit's n* at `budget` (lowest mean suboptimality, each curve at its last
-    point within the budget), with the n within noise of it (their gap to the best within
-    `seeds_multiplier` standard errors over seeds; every n when a single seed gives no
-    error) as `Optimum.tied`; its value is the mean pass@1."""
-    return _optimum_within(curves_at(curves, budget), seeds_multiplier(curves))
-
-
-def _optimum_within(within: pd.DataFrame, multiplier: float) -> Optimum:
-    """`bandit_optimum` of curves already read at a budget (`curves_at`)."""
-    best = within["suboptimality"].idxmin()
-    se = np.hypot(within["suboptimality_se"], within.loc[best, "suboptimality_se"]).fillna(np.inf)
-    gap = within["suboptimality"] - within.loc[best, "suboptimality"]
-    tied = tuple(sorted({int(best), *(int(n) for n in within.index[gap <= multiplier * se])}))
-    return Optimum(int(best), 1 - float(within.loc[best, "suboptimality"]), tied, None)
-
-
-def _lead(within: pd.DataFrame, leader: int, other: int, multiplier: float) -> Interval:
-    """`leader`'s pass@1 lead over `other` (curves read at a budget) and its interval of
-    `multiplier` standard errors over seeds (unbounded without standard errors)."""
-    gap = float(within.loc[other, "suboptimality"] - within.loc[leader, "suboptimality"])
-    se = float(np.hypot(within.loc[leader, "suboptimality_se"], within.loc[other, "suboptimality_se"]))
-    half = multiplier * se if np.isfinite(se) else np.inf
-    return Interval(gap, gap - half, gap + half)
-
-
-def bandit_optima(curves: pd.DataFrame, budgets: Sequence[float]) -> pd.DataFrame:
-    """`bandit_optimum` at each budget, as `optima_by_budget` lays it out for `n_star_grows`:
-    columns ``rollouts``, ``n``, ``score`` (pass@1), ``within noise``, ``lead`` (the best's
-    pass@1 lead over the runner-up, 95% from standard errors over seeds) and ``candidates``.
-    Budgets that fewer than two curves reach are left out."""
-    trained, multiplier, rows = curves[curves["rollouts"] > 0], seeds_multiplier(curves), []
-    for budget in budgets:
-        within = curves_at(trained, budget)
-        if len(within) < 2:
-            continue
-        found = _optimum_within(within, multiplier)
-        runner = within.drop(index=found.best)["suboptimality"].idxmin()
-        rows.append({"rollouts": budget, "n": found.best, "score": found.value, "within noise": found.tied,
-                     "lead": _lead(within, found.best, runner, multiplier), "candidates": len(within)})
-    return pd.DataFrame(rows, columns=["rollouts", "n", "score", "within noise", "lead", "candidates"])
-
-
-def smallest_n_wins(curves: pd.DataFrame, budgets: Sequence[float], claim: str) -> Finding:
-    """Claim (tabular bandit): the smallest n has the lowest suboptimality at every budget.
-    Each budget is a part: reproduced where it leads the next best n beyond
-    `seeds_multiplier` standard errors over seeds, a tie where not, not reproduced where
-    another n leads beyond them."""
-    smallest, multiplier = int(curves["n"].min()), seeds_multiplier(curves)
-    parts, winners, gaps = [], [], []
-    for budget in budgets:
-        within = curves_at(curves, budget)
-        others = within.drop(index=smallest)
-        if others.empty:
-            continue
-        lead = _lead(within, smallest, others["suboptimality"].idxmin(), multiplier)
-        parts.append(direction(lead))
-        winners.append(f"{budget:,.0f}: {within['suboptimality'].idxmin()}")
-        gaps.append(f"{budget:,.0f}: {lead.estimate:+.4f} ± {lead.high - lead.estimate:.4f}")
-    if not parts:
-        return not_measured(claim, "needs two n values within a budget")
-    return Finding(claim, "bandit n* by budget: " + ", ".join(winners), combine(parts),
-                   f"next best n's suboptimality minus n = {smallest}'s (95%, standard errors over seeds): "
-                   + ", ".join(gaps))
-
-
 def piles_up(train_pass: pd.DataFrame, small_n: int, large_n: int, claim: str) -> Finding:
     """Claim (Figure 12): at matched compute, the smaller n leaves more training problems
     at pass@1 = 0 and solves more to pass@1 = 1 than the larger n. `train_pass`:
@@ -608,7 +334,7 @@ def piles_up(train_pass: pd.DataFrame, small_n: int, large_n: int, claim: str) -
 
 
 def wins_on_most(pairs: dict[str, tuple[np.ndarray, np.ndarray]], claim: str, names: tuple[str, str],
-                 metric: str) -> Finding:
+                 metric: Metric) -> Finding:
     """Claim: the first policy beats the second on most sets. `pairs`: set -> (first's,
     second's per-problem scores). Reproduced when it wins beyond noise on more than half
     the sets; not reproduced when it loses beyond noise on as many sets as it wins (at
@@ -629,7 +355,7 @@ def wins_on_most(pairs: dict[str, tuple[np.ndarray, np.ndarray]], claim: str, na
                    + f" ({_over(sizes[0]) if len(sizes) == 1 else '95% paired bootstrap over each set'})")
 
 
-def planner_regret(scores: pd.DataFrame, predicted: Hashable | None, claim: str, metric: str) -> Finding:
+def planner_regret(scores: pd.DataFrame, predicted: Hashable | None, claim: str, metric: Metric) -> Finding:
     """Claim: the planner's choice is as good as the best candidate at the budget, a claim
     of no loss: a tie when the best's lead over it (the regret) is within noise, which it
     is by construction when the planner picked the best; not reproduced when the regret

@@ -1,0 +1,79 @@
+"""The tabular bandit's n* by budget, within noise from standard errors over seeds
+(`bandit_optimum`, `bandit_optima`), and its claim that the smallest n wins."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from isobook.analysis.bandit import curves_at
+from isobook.analysis.findings.statistics import Interval, Optimum, seeds_multiplier
+from isobook.analysis.findings.verdicts import Finding, combine, direction, not_measured
+
+
+def bandit_optimum(curves: pd.DataFrame, budget: float) -> Optimum:
+    """The bandit's n* at `budget` (lowest mean suboptimality, each curve at its last
+    point within the budget), with the n within noise of it (their gap to the best within
+    `seeds_multiplier` standard errors over seeds; every n when a single seed gives no
+    error) as `Optimum.tied`; its value is the mean pass@1."""
+    return _optimum_within(curves_at(curves, budget), seeds_multiplier(curves))
+
+
+def _optimum_within(within: pd.DataFrame, multiplier: float) -> Optimum:
+    """`bandit_optimum` of curves already read at a budget (`curves_at`)."""
+    best = within["suboptimality"].idxmin()
+    se = np.hypot(within["suboptimality_se"], within.loc[best, "suboptimality_se"]).fillna(np.inf)
+    gap = within["suboptimality"] - within.loc[best, "suboptimality"]
+    tied = tuple(sorted({int(best), *(int(n) for n in within.index[gap <= multiplier * se])}))
+    return Optimum(int(best), 1 - float(within.loc[best, "suboptimality"]), tied, None)
+
+
+def _lead(within: pd.DataFrame, leader: int, other: int, multiplier: float) -> Interval:
+    """`leader`'s pass@1 lead over `other` (curves read at a budget) and its interval of
+    `multiplier` standard errors over seeds (unbounded without standard errors)."""
+    gap = float(within.loc[other, "suboptimality"] - within.loc[leader, "suboptimality"])
+    se = float(np.hypot(within.loc[leader, "suboptimality_se"], within.loc[other, "suboptimality_se"]))
+    half = multiplier * se if np.isfinite(se) else np.inf
+    return Interval(gap, gap - half, gap + half)
+
+
+def bandit_optima(curves: pd.DataFrame, budgets: Sequence[float]) -> pd.DataFrame:
+    """`bandit_optimum` at each budget, as `optima_by_budget` lays it out for `n_star_grows`:
+    columns ``rollouts``, ``n``, ``score`` (pass@1), ``within noise``, ``lead`` (the best's
+    pass@1 lead over the runner-up, 95% from standard errors over seeds) and ``candidates``.
+    Budgets that fewer than two curves reach are left out."""
+    trained, multiplier, rows = curves[curves["rollouts"] > 0], seeds_multiplier(curves), []
+    for budget in budgets:
+        within = curves_at(trained, budget)
+        if len(within) < 2:
+            continue
+        found = _optimum_within(within, multiplier)
+        runner = within.drop(index=found.best)["suboptimality"].idxmin()
+        rows.append({"rollouts": budget, "n": found.best, "score": found.value, "within noise": found.tied,
+                     "lead": _lead(within, found.best, runner, multiplier), "candidates": len(within)})
+    return pd.DataFrame(rows, columns=["rollouts", "n", "score", "within noise", "lead", "candidates"])
+
+
+def smallest_n_wins(curves: pd.DataFrame, budgets: Sequence[float], claim: str) -> Finding:
+    """Claim (tabular bandit): the smallest n has the lowest suboptimality at every budget.
+    Each budget is a part: reproduced where it leads the next best n beyond
+    `seeds_multiplier` standard errors over seeds, a tie where not, not reproduced where
+    another n leads beyond them."""
+    smallest, multiplier = int(curves["n"].min()), seeds_multiplier(curves)
+    parts, winners, gaps = [], [], []
+    for budget in budgets:
+        within = curves_at(curves, budget)
+        others = within.drop(index=smallest)
+        if others.empty:
+            continue
+        lead = _lead(within, smallest, others["suboptimality"].idxmin(), multiplier)
+        parts.append(direction(lead))
+        winners.append(f"{budget:,.0f}: {within['suboptimality'].idxmin()}")
+        gaps.append(f"{budget:,.0f}: {lead.estimate:+.4f} ± {lead.high - lead.estimate:.4f}")
+    if not parts:
+        return not_measured(claim, "needs two n values within a budget")
+    return Finding(claim, "bandit n* by budget: " + ", ".join(winners), combine(parts),
+                   f"next best n's suboptimality minus n = {smallest}'s (95%, standard errors over seeds): "
+                   + ", ".join(gaps))
