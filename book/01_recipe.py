@@ -40,7 +40,8 @@ extra_base_models = []
 # %%
 import pandas as pd
 
-from isobook.analysis.findings import best_candidate, last_quarter, problem_scores, training_statistic_rises
+from isobook.analysis.findings.claims import best_candidate, training_statistic_rises
+from isobook.analysis.findings.statistics import last_quarter, problem_scores
 from isobook.book.charts import curves_chart, panels, use_offline_renderer
 from isobook.book.kernel import chapter_config
 from isobook.book.pages import FindingsTable, runs_note, scale, table

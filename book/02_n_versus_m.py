@@ -39,7 +39,7 @@ from dataclasses import replace
 import pandas as pd
 from IPython.display import display
 
-from isobook.analysis.findings import n_star_grows, optima_by_budget, optimum_above, optimum_of
+from isobook.analysis.findings.claims import n_star_grows, optima_by_budget, optimum_above, optimum_of
 from isobook.analysis.frontier import analyse_frontier
 from isobook.book.charts import curves_chart, frontier_chart, optimal_chart, panels, use_offline_renderer
 from isobook.book.kernel import chapter_config

@@ -35,7 +35,8 @@ from collections import Counter
 
 import pandas as pd
 
-from isobook.analysis.findings import n_star_grows, optima_by_budget, problem_scores, spread_comparison
+from isobook.analysis.findings.claims import n_star_grows, optima_by_budget, spread_comparison
+from isobook.analysis.findings.statistics import problem_scores
 from isobook.analysis.frontier import analyse_frontier
 from isobook.book.charts import frontier_chart, panels, use_offline_renderer
 from isobook.book.kernel import chapter_config

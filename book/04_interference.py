@@ -55,19 +55,17 @@ from isobook.analysis.bandit import (
     sharing_curves,
     suboptimality_curves,
 )
-from isobook.analysis.findings import (
-    bandit_optima,
-    bandit_optimum,
+from isobook.analysis.findings.bandit_claims import bandit_optima, bandit_optimum, smallest_n_wins
+from isobook.analysis.findings.claims import (
     greater,
     n_star_grows,
     optima_by_budget,
     optimum_above,
     optimum_of,
     piles_up,
-    problem_scores,
     set_text,
-    smallest_n_wins,
 )
+from isobook.analysis.findings.statistics import problem_scores
 from isobook.analysis.frontier import measured_frontier, pass_summary
 from isobook.book.charts import curves_chart, n_star_chart, panels, pass_chart, use_offline_renderer
 from isobook.book.kernel import chapter_config

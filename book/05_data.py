@@ -36,7 +36,8 @@ data_fraction = 0.125  # the small training set's share of the easy set (paper: 
 # %%
 import pandas as pd
 
-from isobook.analysis.findings import greater, optimum_above, optimum_of, problem_scores, wins_on_most
+from isobook.analysis.findings.claims import greater, optimum_above, optimum_of, wins_on_most
+from isobook.analysis.findings.statistics import problem_scores
 from isobook.book.charts import curves_chart, panels, use_offline_renderer
 from isobook.book.kernel import chapter_config
 from isobook.book.pages import FindingsTable, runs_note, scale, table

@@ -36,7 +36,8 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from isobook.analysis.findings import n_star_grows, optima_by_budget, planner_regret, problem_scores, spread_comparison
+from isobook.analysis.findings.claims import n_star_grows, optima_by_budget, planner_regret, spread_comparison
+from isobook.analysis.findings.statistics import problem_scores
 from isobook.analysis.frontier import analyse_frontier
 from isobook.analysis.planner import ExtrapolationWarning, held_out_check, plan
 from isobook.book.charts import curves_chart, frontier_chart, optimal_chart, use_offline_renderer

@@ -49,15 +49,8 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from isobook.analysis.findings import (
-    gap_widens,
-    greater,
-    optima_by_budget,
-    optimum_above,
-    optimum_of,
-    problem_scores,
-    set_text,
-)
+from isobook.analysis.findings.claims import gap_widens, greater, optima_by_budget, optimum_above, optimum_of, set_text
+from isobook.analysis.findings.statistics import problem_scores
 from isobook.analysis.frontier import training_rewards
 from isobook.book.charts import curves_chart, gap_chart, histogram_chart, n_star_chart, panels, use_offline_renderer
 from isobook.book.kernel import chapter_config

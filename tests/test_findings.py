@@ -13,30 +13,23 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from isobook.analysis.findings import (
-    Interval,
-    Verdict,
-    bandit_optima,
-    bandit_optimum,
+from isobook.analysis.findings.bandit_claims import bandit_optima, bandit_optimum, smallest_n_wins
+from isobook.analysis.findings.claims import (
     best_candidate,
-    combine,
     gap_widens,
     greater,
     n_star_grows,
     optima_by_budget,
-    optimum,
     optimum_above,
     optimum_of,
-    paired_interval,
     piles_up,
     planner_regret,
-    problem_scores,
-    seeds_multiplier,
-    smallest_n_wins,
     spread_comparison,
     training_statistic_rises,
     wins_on_most,
 )
+from isobook.analysis.findings.statistics import Interval, optimum, paired_interval, problem_scores, seeds_multiplier
+from isobook.analysis.findings.verdicts import Verdict, combine
 from isobook.tasks.metrics import Metric
 
 PROBLEMS, SAMPLES = 200, 4

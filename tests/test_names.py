@@ -1,13 +1,12 @@
 """Store names: pinned to what earlier versions wrote, and stable when a defaulted field is added."""
 
 import dataclasses
-import sys
 from pathlib import Path
 
 import pytest
 
 import isobook.sweeps.execute
-from isobook.config import Config, ConfigError, TrainConfig, load_config
+from isobook.config import Config, ConfigError, TrainConfig, load_config, pipeline
 from isobook.store.names import (
     Seed,
     base_model_id,
@@ -102,9 +101,8 @@ def _with_new_train_field(monkeypatch: pytest.MonkeyPatch, default: int) -> None
     newer = dataclasses.make_dataclass(
         "TrainConfig", [("new_knob", int, dataclasses.field(default=default, metadata={"help": "a later field"}))],
         bases=(TrainConfig,), frozen=True)
-    module = sys.modules[Config.__module__]  # where Config's field types are looked up
-    newer.__module__ = module.__name__
-    monkeypatch.setattr(module, "TrainConfig", newer)
+    newer.__module__ = pipeline.__name__
+    monkeypatch.setattr(pipeline, "TrainConfig", newer)  # where Config's train field type is looked up
 
 
 def test_a_defaulted_new_field_keeps_every_stored_run(outputs_with_sets: Path, monkeypatch: pytest.MonkeyPatch) -> None:

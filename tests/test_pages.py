@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from isobook.analysis.findings import Finding, Interval, Verdict
+from isobook.analysis.findings.statistics import Interval
+from isobook.analysis.findings.verdicts import Finding, Verdict
 from isobook.book.build import FINDINGS_MARKER, landing_page, tag_for_the_page
 from isobook.book.pages import FindingsTable, findings_of_notebook, landing_table, table
 

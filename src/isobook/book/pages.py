@@ -22,7 +22,7 @@ import pandas as pd
 from IPython.display import Markdown
 from pandas.io.formats.style import Styler
 
-from isobook.analysis.findings import Finding, Verdict
+from isobook.analysis.findings.verdicts import Finding, Verdict
 from isobook.config import Config
 
 # Background and text colour of each verdict (green, amber, grey, red, light grey).

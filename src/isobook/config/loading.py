@@ -10,48 +10,29 @@ from typing import Any
 
 import yaml
 
+from isobook.config import pipeline, studies
 from isobook.config.fields import ConfigError, build
-from isobook.config.pipeline import (
-    SINGLE_SETS,
-    BaseModelConfig,
-    BookConfig,
-    EvaluationConfig,
-    ModelConfig,
-    RecipeConfig,
-    SamplingConfig,
-    SetsConfig,
-    SweepConfig,
-    SystemConfig,
-    TaskConfig,
-    TrainConfig,
-)
-from isobook.config.studies import (
-    BanditConfig,
-    BaselineConfig,
-    InterferenceConfig,
-    SecondModelConfig,
-)
 
 
 @dataclass(frozen=True)
 class Config:
     """Everything one isobook job needs; see the section classes for the fields."""
 
-    model: ModelConfig = field(default_factory=ModelConfig)
-    task: TaskConfig = field(default_factory=TaskConfig)
-    base_model: BaseModelConfig = field(default_factory=BaseModelConfig)
-    sampling: SamplingConfig = field(default_factory=SamplingConfig)
-    sets: SetsConfig = field(default_factory=SetsConfig)
-    train: TrainConfig = field(default_factory=TrainConfig)
-    recipe: RecipeConfig = field(default_factory=RecipeConfig)
-    evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
-    sweep: SweepConfig = field(default_factory=SweepConfig)
-    bandit: BanditConfig = field(default_factory=BanditConfig)
-    interference: InterferenceConfig = field(default_factory=InterferenceConfig)
-    second_model: SecondModelConfig = field(default_factory=SecondModelConfig)
-    baseline: BaselineConfig = field(default_factory=BaselineConfig)
-    book: BookConfig = field(default_factory=BookConfig)
-    system: SystemConfig = field(default_factory=SystemConfig)
+    model: pipeline.ModelConfig = field(default_factory=pipeline.ModelConfig)
+    task: pipeline.TaskConfig = field(default_factory=pipeline.TaskConfig)
+    base_model: pipeline.BaseModelConfig = field(default_factory=pipeline.BaseModelConfig)
+    sampling: pipeline.SamplingConfig = field(default_factory=pipeline.SamplingConfig)
+    sets: pipeline.SetsConfig = field(default_factory=pipeline.SetsConfig)
+    train: pipeline.TrainConfig = field(default_factory=pipeline.TrainConfig)
+    recipe: pipeline.RecipeConfig = field(default_factory=pipeline.RecipeConfig)
+    evaluation: pipeline.EvaluationConfig = field(default_factory=pipeline.EvaluationConfig)
+    sweep: pipeline.SweepConfig = field(default_factory=pipeline.SweepConfig)
+    bandit: studies.BanditConfig = field(default_factory=studies.BanditConfig)
+    interference: studies.InterferenceConfig = field(default_factory=studies.InterferenceConfig)
+    second_model: studies.SecondModelConfig = field(default_factory=studies.SecondModelConfig)
+    baseline: studies.BaselineConfig = field(default_factory=studies.BaselineConfig)
+    book: pipeline.BookConfig = field(default_factory=pipeline.BookConfig)
+    system: pipeline.SystemConfig = field(default_factory=pipeline.SystemConfig)
 
     def __post_init__(self) -> None:
         names = self.set_names()
@@ -65,7 +46,7 @@ class Config:
 
     def set_names(self) -> tuple[str, ...]:
         """Every problem set `isobook sets` builds under this config."""
-        return (*SINGLE_SETS, *self.sets.mixtures)
+        return (*pipeline.SINGLE_SETS, *self.sets.mixtures)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -10,41 +10,7 @@ that decided it. Chapters only display findings; no verdict is decided in ``book
     verdicts.py       `Verdict`, `Finding` and the rules from intervals to a verdict
     claims.py         the claims about LLM runs (best cell, n* by budget, spread, gap, ...)
     bandit_claims.py  the bandit's n* by budget and its claim that the smallest n wins
+
+Chapters import from the submodule that holds a function (``from isobook.analysis.findings.claims
+import n_star_grows``).
 """
-
-from isobook.analysis.findings.bandit_claims import (
-    bandit_optima,
-    bandit_optimum,
-    smallest_n_wins,
-)
-from isobook.analysis.findings.claims import (
-    best_candidate,
-    gap_widens,
-    greater,
-    n_star_grows,
-    optima_by_budget,
-    optimum_above,
-    optimum_of,
-    piles_up,
-    planner_regret,
-    set_text,
-    spread_comparison,
-    training_statistic_rises,
-    wins_on_most,
-)
-from isobook.analysis.findings.statistics import (
-    Interval,
-    Optimum,
-    last_quarter,
-    optimum,
-    paired_interval,
-    problem_scores,
-    seeds_multiplier,
-)
-from isobook.analysis.findings.verdicts import Finding, Verdict, combine
-
-__all__ = ["Finding", "Interval", "Optimum", "Verdict", "bandit_optima", "bandit_optimum", "best_candidate",
-           "combine", "gap_widens", "greater", "last_quarter", "n_star_grows", "optima_by_budget", "optimum",
-           "optimum_above", "optimum_of", "paired_interval", "piles_up", "planner_regret",
-           "problem_scores", "seeds_multiplier", "set_text", "smallest_n_wins", "spread_comparison",
-           "training_statistic_rises", "wins_on_most"]
