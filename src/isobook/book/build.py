@@ -250,11 +250,14 @@ def add_run_box(notebook: Path, source: Path, parameters: dict, default_budget: 
     shown = params.relative_to(root) if params.is_absolute() and params.is_relative_to(root) else params
     budgeted = "budget" in _parameter_names(root / source)
     budget = parameters.get("budget", default_budget)
-    overrides = f" -y 'overrides: {json.dumps(parameters['overrides'])}'" if parameters["overrides"] else ""
     minutes, seconds = divmod(round(content.metadata.get("papermill", {}).get("duration") or 0), 60)
-    command = (f".venv/bin/jupytext --to ipynb {source} -o /tmp/{source.stem}.ipynb\n"
-               f".venv/bin/papermill /tmp/{source.stem}.ipynb outputs/{source.stem}.ipynb -k python3 \\\n"
-               f"    -p params {shown}{f' -p budget {budget}' if budgeted else ''}{overrides}")
+    # One argument group per line, each under about 60 characters: the box is narrower than a terminal.
+    lines = [f".venv/bin/jupytext --to ipynb {source}", f"    -o /tmp/{source.stem}.ipynb",
+             f".venv/bin/papermill /tmp/{source.stem}.ipynb", f"    outputs/{source.stem}.ipynb",
+             f"    -k python3 -p params {shown}{f' -p budget {budget}' if budgeted else ''}",
+             *([f"    -y 'overrides: {json.dumps(parameters['overrides'])}'"] if parameters["overrides"] else [])]
+    continued = {0, *range(2, len(lines) - 1)}  # every line but the two commands' last ends in a backslash
+    command = "\n".join(f"{line} \\" if i in continued else line for i, line in enumerate(lines))
     budget_text = (f"`budget` is the rollouts per run (this build: {budget:,}); a larger one extends the stored "
                    "runs instead of retraining them. " if budgeted else "")
     box = (f"````{{admonition}} Run this chapter yourself\n:class: tip\nFrom the repository root (or open "
