@@ -16,6 +16,7 @@ from isobook.analysis.bandit import (
     train_bandits,
 )
 from isobook.config import BanditConfig, ConfigError
+from isobook.config.fields import build
 
 
 def test_initial_logits_give_each_problem_its_start_pass_rate() -> None:
@@ -139,10 +140,10 @@ def test_curves_are_read_at_each_power_of_two_even_when_a_batch_is_not_one() -> 
     ({"budget": 1000}, "bandit.budget: needs a power of two"),
     ({"budget": 256}, r"bandit.budget: 256 buys no update of every curve; allowed: >= 512"),
     ({"features": ()}, "bandit.features"),
-    ({"features": (16, 256)}, r"bandit.features: needs numbers of features in \[1, bandit.problems - 1\]"),
+    ({"features": (16, 256)}, r"bandit.features: needs numbers of features in \[1, problems - 1\]"),
     ({"lr": 0.0}, "bandit.lr: must be > 0"),
     ({"fixed_batch": 4, "rollouts_per_problem": (2, 8)}, r"bandit.fixed_batch: 4 must split .* got \[2\]"),
 ])
 def test_bad_bandit_settings_fail_naming_the_field(overrides: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        BanditConfig(**overrides)
+        build(BanditConfig, overrides, "bandit")  # as a params file's bandit section is read
