@@ -16,7 +16,6 @@ from isobook.analysis.bandit import (
     train_bandits,
 )
 from isobook.config import BanditConfig, ConfigError
-from isobook.config.fields import build
 
 
 def test_initial_logits_give_each_problem_its_start_pass_rate() -> None:
@@ -146,4 +145,4 @@ def test_curves_are_read_at_each_power_of_two_even_when_a_batch_is_not_one() -> 
 ])
 def test_bad_bandit_settings_fail_naming_the_field(overrides: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        build(BanditConfig, overrides, "bandit")  # as a params file's bandit section is read
+        BanditConfig(**overrides)

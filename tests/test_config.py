@@ -115,6 +115,13 @@ def test_a_subsection_given_in_part_keeps_the_rest_of_its_default() -> None:
     assert load_config(None, ["task.chain.conflict=0.5"]).task.chain == replace(Config().task.chain, conflict=0.5)
 
 
+def test_a_section_built_in_code_names_its_usual_place_and_one_read_elsewhere_its_own() -> None:
+    with pytest.raises(ConfigError, match=r"^train.n_train: must be <= rollouts_per_problem=8, got 16$"):
+        replace(Config().train, n_train=16)  # as grid_run builds a run's train section
+    with pytest.raises(ConfigError, match=r"^second_model.model.num_heads: must divide hidden_size=64, got 3$"):
+        load_config(None, ["second_model.model.num_heads=3"])  # a ModelConfig, away from model
+
+
 def test_missing_params_file_is_named() -> None:
     with pytest.raises(ConfigError, match="params: no such file"):
         load_config("params/nope.yaml")

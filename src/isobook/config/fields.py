@@ -1,8 +1,9 @@
-"""The validation machinery: `option` fields with help and allowed values, `build` from plain data.
+"""The validation machinery: `Section`, `option` fields with help and allowed values, `build` from plain data.
 
-A section's own checks (``__post_init__``) name its fields relative to it (``num_heads: must
-divide hidden_size=96``); `build` prefixes the path it was reached by, so the same section
-checked under ``model`` and ``second_model.model`` names the field the user wrote.
+A section's own checks (`Section.check`) name its fields relative to it (``num_heads: must
+divide hidden_size=96``) and the section prefixes its `Section.PATH` (``model.num_heads``);
+`build` puts the path it was read at in its place, so the same section read under ``model``
+and under ``second_model.model`` names the field the user wrote.
 """
 
 from __future__ import annotations
@@ -12,11 +13,28 @@ import types
 import typing
 from collections.abc import Sequence
 from dataclasses import field
-from typing import Any
+from typing import Any, ClassVar
 
 
 class ConfigError(ValueError):
     """A params file or override names an unknown field or gives a value it does not allow."""
+
+
+class Section:
+    """A config section (a frozen dataclass deriving from this): `check` raises `ConfigError`
+    naming fields relative to the section, and the error carries `PATH`, where the section
+    sits in a params file."""
+
+    PATH: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        try:
+            self.check()
+        except ConfigError as error:
+            raise ConfigError(join(self.PATH, str(error))) from None
+
+    def check(self) -> None:
+        """Checks across this section's fields (each field's own range is `build`'s)."""
 
 
 def option(default: Any, help: str, *, low: float | None = None, high: float | None = None,
@@ -72,13 +90,14 @@ def build(cls: type, data: Any, where: str, base: Any = None) -> Any:
         raise ConfigError(f"{path}: unknown field; allowed: {', '.join(sorted(fields))}")
     hints = typing.get_type_hints(cls)
     values = {name: _check(join(where, name), hints[name], value, fields[name]) for name, value in data.items()}
+    kept = {f.name: getattr(base, f.name) for f in dataclasses.fields(base)} if base is not None else {}
     try:
-        kept = {f.name: getattr(base, f.name) for f in dataclasses.fields(base)} if base is not None else {}
         return cls(**{**kept, **values})
-    except ConfigError as error:  # the section's own check, which names fields relative to it
-        if not where:
+    except ConfigError as error:  # the section's own check, at the section's usual place
+        own = f"{getattr(cls, 'PATH', '')}."
+        if not where or own == "." or not str(error).startswith(own):
             raise
-        raise ConfigError(f"{where}.{error}") from None
+        raise ConfigError(f"{where}.{str(error).removeprefix(own)}") from None
 
 
 def join(where: str, name: str) -> str:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import ClassVar
 
-from isobook.config.fields import ConfigError, needs_powers_of_two, option
+from isobook.config.fields import ConfigError, Section, needs_powers_of_two, option
 
 # The keys of `isobook.grpo.advantages.ESTIMATORS` (a test keeps the two equal); named here
 # so that reading a config never imports torch.
@@ -25,10 +26,12 @@ REGULARISED_SETS = ("easy", "veryeasy")
 
 
 @dataclass(frozen=True)
-class ModelConfig:
+class ModelConfig(Section):
     """Which base model. ``source: isobook`` builds and trains our own small Qwen2 (or
     Llama, `architecture`); any other value is a local Hugging Face folder or hub id loaded
     as is (sizes ignored)."""
+
+    PATH: ClassVar[str] = "model"
 
     source: str = option("isobook", "'isobook', or a local HF causal-LM folder / hub id")
     hidden_size: int = option(96, "hidden width of isobook's own model", low=8)
@@ -41,7 +44,7 @@ class ModelConfig:
     num_kv_heads: int | None = option(None, "key/value heads (grouped-query attention; must divide num_heads); "
                                       "null: num_heads", low=1)
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         if self.hidden_size % self.num_heads:
             raise ConfigError(f"num_heads: must divide hidden_size={self.hidden_size}, got {self.num_heads}")
         if self.num_kv_heads is not None and self.num_heads % self.num_kv_heads:
@@ -54,9 +57,11 @@ class ModelConfig:
 
 
 @dataclass(frozen=True)
-class ChainTaskConfig:
+class ChainTaskConfig(Section):
     """The chain family's knobs (`isobook.tasks.chain`): chains of additions and subtractions
     worked out step by step, taught by a teacher who slips on carry/borrow steps."""
+
+    PATH: ClassVar[str] = "task.chain"
 
     min_ops: int = option(2, "fewest operations per problem", low=1)
     max_ops: int = option(10, "most operations per problem", low=1, high=26)
@@ -69,7 +74,7 @@ class ChainTaskConfig:
                              "borrow steps write ten less, and each dialect's teacher slips into the other's rule); "
                              "0: one shared skill, 0.5: two equal, competing ones", low=0.0, high=1.0)
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         if self.min_ops > self.max_ops:
             raise ConfigError(f"min_ops: must be <= max_ops={self.max_ops}, got {self.min_ops}")
         if not self.min_carries <= self.max_carries <= self.max_ops:
@@ -78,9 +83,11 @@ class ChainTaskConfig:
 
 
 @dataclass(frozen=True)
-class MathFileTaskConfig:
+class MathFileTaskConfig(Section):
     """The math-file family's knobs (`isobook.tasks.math_file`): problems from a local table,
     answers checked by math-verify."""
+
+    PATH: ClassVar[str] = "task.math_file"
 
     path: str | None = option(None, "a local .jsonl/.json/.parquet file of problems")
     question_field: str = option("question", "column holding the problem text")
@@ -103,21 +110,25 @@ class MathFileTaskConfig:
 
 
 @dataclass(frozen=True)
-class TaskConfig:
+class TaskConfig(Section):
     """Which problem family; each family's knobs sit in a subsection of their own."""
+
+    PATH: ClassVar[str] = "task"
 
     family: str = option("chain", "problem family", choices=("chain", "math-file"))
     chain: ChainTaskConfig = option(ChainTaskConfig, "the chain family's knobs", factory=True)
     math_file: MathFileTaskConfig = option(MathFileTaskConfig, "the math-file family's knobs", factory=True)
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         if self.family == "math-file" and not self.math_file.path:
             raise ConfigError("math_file.path: required when family is 'math-file'")
 
 
 @dataclass(frozen=True)
-class BaseModelConfig:
+class BaseModelConfig(Section):
     """Supervised training of isobook's own base model on the task's (noisy) teacher."""
+
+    PATH: ClassVar[str] = "base_model"
 
     steps: int = option(1000, "optimizer steps", low=1)
     batch_size: int = option(128, "sequences per step", low=1)
@@ -132,8 +143,10 @@ class BaseModelConfig:
 
 
 @dataclass(frozen=True)
-class SamplingConfig:
+class SamplingConfig(Section):
     """Rollout decoding (paper: temperature 0.6, top-p 1.0 for training and evaluation)."""
+
+    PATH: ClassVar[str] = "sampling"
 
     temperature: float = option(0.6, "sampling temperature (0: greedy)", low=0.0)
     top_p: float = option(1.0, "nucleus sampling mass", low=1e-3, high=1.0)
@@ -142,10 +155,12 @@ class SamplingConfig:
 
 
 @dataclass(frozen=True)
-class SetsConfig:
+class SetsConfig(Section):
     """Difficulty profiling of a problem pool and the sets built from it (paper section 3).
 
     Bins are inclusive intervals of avg@16 under the base model."""
+
+    PATH: ClassVar[str] = "sets"
 
     pool_size: int = option(4000, "problems profiled", low=1)
     samples: int = option(16, "samples per problem for avg@k difficulty", low=1)
@@ -167,7 +182,7 @@ class SetsConfig:
         1000, "pool problems also profiled under the earlier checkpoint (0 to skip)", low=0
     )
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         for name in BINNED_SETS:
             low, high = getattr(self, name)
             if not 0.0 <= low <= high <= 1.0:
@@ -183,12 +198,14 @@ class SetsConfig:
 
 
 @dataclass(frozen=True)
-class TrainConfig:
+class TrainConfig(Section):
     """One GRPO run: which problem set, how the batch is shaped, how much compute.
 
     Compute is counted in rollouts (paper: ``C = B_p * n * M``); the run makes
     ``M = budget // (B_p * n)`` updates. The budget is not part of a run's identity:
     asking for more extends a finished run instead of starting over."""
+
+    PATH: ClassVar[str] = "train"
 
     set: str = option("easy", "problem set to train on (a set built by `isobook sets`)")
     batch_problems: int = option(32, "B_p: distinct problems per batch", low=1)
@@ -204,7 +221,7 @@ class TrainConfig:
         None, "D: train on the first D problems of the set's train split (data-size studies, paper "
         "Fig. 14); None uses them all", low=1)
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         if self.n_train is not None and self.n_train > self.rollouts_per_problem:
             raise ConfigError(f"n_train: must be <= rollouts_per_problem="
                               f"{self.rollouts_per_problem}, got {self.n_train}")
@@ -221,13 +238,15 @@ class TrainConfig:
 
 
 @dataclass(frozen=True)
-class RecipeConfig:
+class RecipeConfig(Section):
     """The loss and optimizer (the paper's "healthy recipe", Figures 3-4).
 
     ``regularisers: auto`` applies the paper's presets: KL + entropy on easy and very easy
     sets, neither on hard, extremely hard and mixture sets. The learning rate is
     ``base_lr`` at ``reference_batch`` rollouts per update, scaled to B = B_p * n by
     ``lr_scaling``, after ``warmup_steps`` of linear warm-up, then constant (AdamW)."""
+
+    PATH: ClassVar[str] = "recipe"
 
     # Words, not on/off: YAML reads a bare on/off as a boolean.
     regularisers: str = option("auto", "KL + entropy terms: auto (by set), kl+entropy, none",
@@ -252,12 +271,14 @@ class RecipeConfig:
 
 
 @dataclass(frozen=True)
-class EvaluationConfig:
+class EvaluationConfig(Section):
     """What a run measures and when, on a schedule in rollouts (log-spaced, so one run
     yields a reward-versus-compute curve). Evaluation points are
     ``first_rollouts * 2**(i / points_per_doubling)`` for i = 0, 1, ... (plus the base
     model at 0 and the run's last update); they do not depend on the budget, so a run
     extended to 2C has the same points as a run asked for 2C at once."""
+
+    PATH: ClassVar[str] = "evaluation"
 
     k: int = option(4, "k of avg@k, best@k, worst@k", low=1)
     samples: int = option(4, "samples per validation problem (>= k; unbiased estimators)", low=1)
@@ -273,13 +294,13 @@ class EvaluationConfig:
     train_pass_samples: int = option(8, "samples per training problem for that pass@1", low=1)
     checkpoint_every: int = option(25, "updates between resumable checkpoints", low=1)
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         if self.samples < self.k:
             raise ConfigError(f"samples: must be >= k={self.k}, got {self.samples}")
 
 
 @dataclass(frozen=True)
-class SweepConfig:
+class SweepConfig(Section):
     """A grid of GRPO runs (paper section 5): every (set, B_p, n, seed) with B_p * n <= max_batch,
     each run to `budget` rollouts (its curve gives every smaller budget too).
 
@@ -287,6 +308,8 @@ class SweepConfig:
     them. ``executor: local`` runs `workers` processes on this machine; ``ray`` sends each
     run to a Ray cluster (``ray_address``; none starts a local one) as a task asking for
     `threads_per_worker` CPUs (and `gpus_per_run` GPUs)."""
+
+    PATH: ClassVar[str] = "sweep"
 
     sets: tuple[str, ...] = option(("easy", "hard"), "problem sets to sweep")
     batch_problems: tuple[int, ...] = option((8, 16, 32), "B_p values (powers of two)")
@@ -303,7 +326,7 @@ class SweepConfig:
     ray_address: str | None = option(None, "ray: cluster address ('auto', 'ray://host:10001'); none starts "
                                      "a local cluster")
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         needs_powers_of_two("batch_problems", self.batch_problems)
         needs_powers_of_two("rollouts_per_problem", self.rollouts_per_problem)
         smallest = min(self.batch_problems) * min(self.rollouts_per_problem)
@@ -313,11 +336,13 @@ class SweepConfig:
 
 
 @dataclass(frozen=True)
-class BookConfig:
+class BookConfig(Section):
     """How `isobook book` executes the chapters. `budgets` gives chosen chapters rollouts per
     run of their own (papermill's ``budget`` parameter), e.g. ``{<chapter file name>: 16384}``;
     the others run to ``sweep.budget``. A larger budget extends the stored runs, and a
     chapter asking for a smaller one reads them as of that budget (`params/cpu-long.yaml`)."""
+
+    PATH: ClassVar[str] = "book"
 
     budgets: dict[str, int] = option(dict, "rollouts per sweep run by chapter (its file name in book/ without .py; "
                                      "a chapter's declared budget_share applies to it)", factory=True)
@@ -325,15 +350,17 @@ class BookConfig:
                                           "(sweep.workers, so two chapters may start twice the runs the CPUs "
                                           "hold); null: 2 on the CPU, 1 where runs go to a CUDA GPU", low=1)
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         for chapter, rollouts in self.budgets.items():
             if rollouts < 1:
                 raise ConfigError(f"budgets.{chapter}: {rollouts} is out of range; allowed: [1, inf]")
 
 
 @dataclass(frozen=True)
-class SystemConfig:
+class SystemConfig(Section):
     """Where and how work runs."""
+
+    PATH: ClassVar[str] = "system"
 
     seed: int = option(0, "seed for problems, training and sampling", low=0)
     threads: int = option(2, "torch CPU threads of a run (base models and their sets build on one, so "
@@ -351,7 +378,7 @@ class SystemConfig:
     micro_batch_tokens: int = option(0, "prompt + completion tokens per forward/backward pass of an update "
                                      "(gradient accumulation, same update); 0: the whole batch at once", low=0)
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", self.device):
             raise ConfigError(f"device: {self.device!r} is not a device; allowed: auto, cpu, cuda, cuda:N")
 

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
-from isobook.config.fields import (
-    ConfigError,
-    needs_distinct_seeds,
-    needs_powers_of_two,
-    option,
-)
+from isobook.config.fields import ConfigError, Section, needs_distinct_seeds, needs_powers_of_two, option
 from isobook.config.pipeline import ModelConfig
 
 
 @dataclass(frozen=True)
-class BanditConfig:
+class BanditConfig(Section):
     """Chapter 04's bandits with shared parameters (`isobook.analysis.bandit`): `problems` problems of
     `actions` answers each, trained by GRPO at B_p = `batch_problems` with a log-linear
     policy over d shared features for each d in `features`, beside the tabular policy (no
@@ -22,6 +18,8 @@ class BanditConfig:
     batch of B_p x n = `fixed_batch` rollouts split every way between B_p and n, with the
     same step per problem and per update (`bandit.batch_split_curves`). About 100 seconds
     of numpy at the defaults (kept in the run store), seconds in the smoke preset."""
+
+    PATH: ClassVar[str] = "bandit"
 
     problems: int = option(256, "problems P (every one starts at pass@1 1/actions)", low=2)
     actions: int = option(16, "answers per problem, one correct", low=2)
@@ -35,7 +33,7 @@ class BanditConfig:
     fixed_batch: int = option(64, "B_p x n of the batch-split comparison, run at the middle d of features "
                               "(a power of two)", low=4)
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         needs_powers_of_two("rollouts_per_problem", self.rollouts_per_problem, least=2)
         if not self.features or min(self.features) < 1 or max(self.features) >= self.problems:
             raise ConfigError(f"features: needs numbers of features in [1, problems - 1] (d = P is the "
@@ -57,12 +55,14 @@ class BanditConfig:
 
 
 @dataclass(frozen=True)
-class InterferenceConfig:
+class InterferenceConfig(Section):
     """Chapter 04's LLM experiment: the sweep's n values at its first B_p on each set in `sets`,
     once per seed in `seeds`, with the task as configured (the knob at ``task.conflict``) and
     with the knob at `conflict`: problems in two dialects whose carry rules disagree
     (`tasks.chain`), so that they compete for the model's weights. The knob-on side has a
     base model, sets and runs of its own (about 30 minutes more of the cpu book)."""
+
+    PATH: ClassVar[str] = "interference"
 
     conflict: float = option(0.5, "task.conflict of the knob-on runs: the share of problems in the ten-less "
                              "dialect (> 0 and unlike task.conflict)", low=0.0, high=1.0)
@@ -71,7 +71,7 @@ class InterferenceConfig:
     sets: tuple[str, ...] = option(("hard",), "problem sets the knob runs train on (the easy set's validation "
                                    "problems always score the hard-set policies for forgetting)")
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         if self.conflict <= 0:
             raise ConfigError(f"conflict: the knob-on runs need a share of ten-less problems in (0, 1], "
                               f"got {self.conflict}")
@@ -85,19 +85,21 @@ def _second_model() -> ModelConfig:
 
 
 @dataclass(frozen=True)
-class SecondModelConfig:
+class SecondModelConfig(Section):
     """Chapter 07's second base model: a `model` section of its own (isobook's own model in
     another layout and size, taught the same task by the same teacher for as many steps, with
     sets of its own from its own avg@16; or, with ``model.source``, a checkpoint of the
     user's). Its n-versus-M sweep is the sweep's n at its first B_p on `set`, beside the main
     model's (chapter 02's runs)."""
 
+    PATH: ClassVar[str] = "second_model"
+
     model: ModelConfig = option(_second_model, "the second base model (fields as in model)", factory=True)
     set: str = option("easy", "the problem set both models' n-versus-M sweeps train on")
 
 
 @dataclass(frozen=True)
-class BaselineConfig:
+class BaselineConfig(Section):
     """Chapter 07's baseline study (paper Appendix C) at the sweep's first B_p and matched
     sampling compute: n rollouts per problem for both the baseline and the gradient; the
     decoupled baseline (the group mean and std of all n, the gradient on a random `n_train`
@@ -106,6 +108,8 @@ class BaselineConfig:
     (exploration); the last two train on as many samples per problem and differ in the
     baseline (and, at matched compute, the small arm makes n / n_train times more updates)."""
 
+    PATH: ClassVar[str] = "baseline"
+
     set: str = option("easy", "the problem set the three arms train on")
     rollouts_per_problem: int = option(16, "n of the large arm and of the decoupled arm's baseline (a power of "
                                        "two)", low=4)
@@ -113,7 +117,7 @@ class BaselineConfig:
                           "of two)", low=2)
     seeds: tuple[int, ...] = option((0, 1), "seeds of each arm (at least two: the arms differ by little)")
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         if self.n_train >= self.rollouts_per_problem:
             raise ConfigError(f"n_train: must be < rollouts_per_problem={self.rollouts_per_problem}, "
                               f"got {self.n_train}")
