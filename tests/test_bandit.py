@@ -9,6 +9,7 @@ from isobook.analysis.bandit import (
     LinearPolicy,
     batch_split_curves,
     best_n,
+    comparable_budgets,
     initial_logits,
     make_policy,
     sharing_curves,
@@ -146,3 +147,11 @@ def test_curves_are_read_at_each_power_of_two_even_when_a_batch_is_not_one() -> 
 def test_bad_bandit_settings_fail_naming_the_field(overrides: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         BanditConfig(**overrides)
+
+
+def test_the_bandits_budgets_start_where_every_curve_has_made_an_update() -> None:
+    """From the largest batch any curve of the chapter takes (B_p x the largest n, or the
+    batch split's fixed batch), rounded up to a power of two, doubling to the budget."""
+    assert comparable_budgets(BanditConfig())[:2] == [512, 1024] and comparable_budgets(BanditConfig())[-1] == 262144
+    split_larger = BanditConfig(batch_problems=2, rollouts_per_problem=(2, 8), fixed_batch=64, budget=1024)
+    assert comparable_budgets(split_larger) == [64, 128, 256, 512, 1024]  # 2 x 8 = 16 < 64

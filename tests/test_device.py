@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from isobook.config import ConfigError, SystemConfig
-from isobook.device import numerics, resolve_placement
+from isobook.device import Processes, launched_processes, numerics, resolve_placement
+from isobook.grpo.shards import data_parallel_shard
 from isobook.store.names import run_name
 
 from conftest import smoke_config
@@ -30,3 +31,14 @@ def test_engine_and_precision_name_a_run_only_when_they_differ_from_the_default(
     names = {run_name(smoke_config(tmp_path, *extra)) for extra in
              [(), ("system.precision=bf16",), ("system.engine=vllm",), ("system.engine=vllm", "system.precision=bf16")]}
     assert len(names) == 4
+
+
+def test_the_launchers_variables_give_the_process_its_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RANK", raising=False)
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    assert launched_processes() == Processes(0, 1) and launched_processes().main
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    assert launched_processes() == Processes(1, 2) and not launched_processes().main
+    with pytest.raises(RuntimeError, match="WORLD_SIZE=2 but no process group"):
+        data_parallel_shard(8)  # a trainer outside run_grpo, whose Accelerator would start the group

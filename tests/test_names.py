@@ -6,7 +6,16 @@ from pathlib import Path
 import pytest
 
 import isobook.sweeps.execute
-from isobook.config import Config, ConfigError, TrainConfig, load_config, pipeline
+from isobook.config import (
+    ChainTaskConfig,
+    Config,
+    ConfigError,
+    MathFileTaskConfig,
+    TaskConfig,
+    TrainConfig,
+    load_config,
+    pipeline,
+)
 from isobook.store.names import (
     Seed,
     base_model_id,
@@ -142,3 +151,19 @@ def test_the_cpu_books_store_answers_after_the_task_and_second_model_became_subs
         "hard-bp8-n4-s1-7f25f3", "hard-bp8-n8-s1-35101e", "hard-bp8-n16-s1-61b394", "hard-bp8-n32-s1-514c36"]
     assert [run_name(grid_run(second, "easy", 8, n)) for n in n_values] == [
         "easy-bp8-n4-s0-5024a7", "easy-bp8-n8-s0-298de4", "easy-bp8-n16-s0-524741", "easy-bp8-n32-s0-a0daa6"]
+
+
+def test_the_second_model_keeps_the_main_models_sequence_length() -> None:
+    """The smoke preset shortens ``model.max_positions`` to 64; its second model reads the
+    same sequences, and its names are those written at 1774224, before ``second_model.model``."""
+    smoke = load_config(Path(__file__).resolve().parents[1] / "params" / "smoke.yaml")
+    second = model_arms(smoke)["llama-h32-l3"]
+    assert second.model.max_positions == smoke.model.max_positions == 64
+    assert sets_id(second) == "llama-h32-l3-chain-s0-90df56-pool400-89d394"
+
+
+def test_the_task_families_fields_do_not_overlap() -> None:
+    """`names.FLAT_SUBSECTIONS` hashes them as one flat section: a name in two families would collide."""
+    families = [{f.name for f in dataclasses.fields(section)} for section in (ChainTaskConfig, MathFileTaskConfig)]
+    top = {f.name for f in dataclasses.fields(TaskConfig)} - {"chain", "math_file"}
+    assert not (families[0] & families[1]) and not (top & (families[0] | families[1]))

@@ -121,7 +121,7 @@ def optimal_chart(edge: pd.DataFrame, fit: SigmoidFit, key: str = "n", title: st
 def n_star_chart(optima: pd.DataFrame, color: str, title: str = "") -> alt.LayerChart:
     """n* (log2 axis) versus rollouts, one line per value of `color`, over a band from the
     smallest to the largest n within noise of n* at each budget. `optima`: columns
-    ``rollouts``, ``n``, ``within noise`` (`findings.bandit_optima` rows) and `color`.
+    ``rollouts``, ``n``, ``within noise`` (`findings.bandit_claims.bandit_optima` rows) and `color`.
     Each line has its own dash pattern and point size, so lines that coincide (the same
     n* at every budget) still show every colour."""
     data = optima[["rollouts", "n", color]].assign(low=optima["within noise"].map(min),

@@ -89,7 +89,9 @@ def build(cls: type, data: Any, where: str, base: Any = None) -> Any:
             raise ConfigError(f"{path}: replaced; allowed: {REPLACED_FIELDS[path]}")
         raise ConfigError(f"{path}: unknown field; allowed: {', '.join(sorted(fields))}")
     hints = typing.get_type_hints(cls)
-    values = {name: _check(join(where, name), hints[name], value, fields[name]) for name, value in data.items()}
+    values = {name: _check(join(where, name), hints[name], value, fields[name],
+                           getattr(base, name) if base is not None else default_of(fields[name]))
+              for name, value in data.items()}
     kept = {f.name: getattr(base, f.name) for f in dataclasses.fields(base)} if base is not None else {}
     try:
         return cls(**{**kept, **values})
@@ -112,9 +114,10 @@ def default_of(field_: dataclasses.Field) -> Any:
     return field_.default
 
 
-def _check(path: str, hint: Any, value: Any, field_: dataclasses.Field) -> Any:
+def _check(path: str, hint: Any, value: Any, field_: dataclasses.Field, current: Any) -> Any:
+    """`value` for `field_` at `path`, checked; a subsection starts from `current`, its value so far."""
     if dataclasses.is_dataclass(hint):
-        return build(hint, value, path, base=default_of(field_))
+        return build(hint, value, path, base=current)
     metadata = field_.metadata
     choices = metadata.get("choices")
     if isinstance(value, bool) and choices is not None and {"on", "off"} <= set(choices):

@@ -44,6 +44,12 @@ class Config:
             if unknown:
                 raise ConfigError(f"{where}: {unknown[0]!r} is not a problem set; allowed: {', '.join(names)}")
 
+        second = self.second_model.model.max_positions
+        if second not in (self.model.max_positions, pipeline.ModelConfig().max_positions):
+            raise ConfigError(f"second_model.model.max_positions: the second model reads the same sequences, "
+                              f"model.max_positions={self.model.max_positions} long; allowed: that, or the default "
+                              f"(set model.max_positions instead), got {second}")
+
     def set_names(self) -> tuple[str, ...]:
         """Every problem set `isobook sets` builds under this config."""
         return (*pipeline.SINGLE_SETS, *self.sets.mixtures)

@@ -57,15 +57,15 @@ class BanditConfig(Section):
 @dataclass(frozen=True)
 class InterferenceConfig(Section):
     """Chapter 04's LLM experiment: the sweep's n values at its first B_p on each set in `sets`,
-    once per seed in `seeds`, with the task as configured (the knob at ``task.conflict``) and
+    once per seed in `seeds`, with the task as configured (the knob at ``task.chain.conflict``) and
     with the knob at `conflict`: problems in two dialects whose carry rules disagree
     (`tasks.chain`), so that they compete for the model's weights. The knob-on side has a
     base model, sets and runs of its own (about 30 minutes more of the cpu book)."""
 
     PATH: ClassVar[str] = "interference"
 
-    conflict: float = option(0.5, "task.conflict of the knob-on runs: the share of problems in the ten-less "
-                             "dialect (> 0 and unlike task.conflict)", low=0.0, high=1.0)
+    conflict: float = option(0.5, "task.chain.conflict of the knob-on runs: the share of problems in the ten-less "
+                             "dialect (> 0 and unlike task.chain.conflict)", low=0.0, high=1.0)
     seeds: tuple[int, ...] = option((0, 1), "seeds of every LLM run of the chapter, knob off and on (at least two: "
                                     "the verdicts rest on more than one trained policy)")
     sets: tuple[str, ...] = option(("hard",), "problem sets the knob runs train on (the easy set's validation "
@@ -90,7 +90,8 @@ class SecondModelConfig(Section):
     another layout and size, taught the same task by the same teacher for as many steps, with
     sets of its own from its own avg@16; or, with ``model.source``, a checkpoint of the
     user's). Its n-versus-M sweep is the sweep's n at its first B_p on `set`, beside the main
-    model's (chapter 02's runs)."""
+    model's (chapter 02's runs). Its sequences are the main model's, ``model.max_positions``
+    long."""
 
     PATH: ClassVar[str] = "second_model"
 

@@ -36,6 +36,9 @@ def data_parallel_shard(batch_problems: int) -> tuple[Shard, int]:
     """The data-parallel process count and this process's rank (`launched_processes`: 1 and
     0 without a launcher)."""
     processes = launched_processes()
+    if processes.count > 1 and not (torch.distributed.is_available() and torch.distributed.is_initialized()):
+        raise RuntimeError(f"WORLD_SIZE={processes.count} but no process group: a data-parallel trainer runs "
+                           "inside run_grpo, whose Accelerator starts the group")
     if batch_problems % processes.count:
         raise ValueError(f"train.batch_problems: B_p = {batch_problems} must be a multiple of the "
                          f"{processes.count} data-parallel processes")

@@ -70,10 +70,11 @@ def knob_arms(config: Config) -> dict[str, Config]:
 
 def model_arms(config: Config) -> dict[str, Config]:
     """Two base models, by their labels: the config as it is, and the same with
-    ``model`` replaced by ``second_model.model`` (same task, teacher, base-model training and set
+    ``model`` replaced by ``second_model.model`` (with ``model.max_positions``; same task, teacher, base-model training and set
     rules; its own base model, sets and runs). An isobook model is labelled by its layout
     and size (``qwen2-h96-l3``), a checkpoint by its folder name."""
-    other = replace(config, model=config.second_model.model)
+    # The same task's prompts and completions: the main model's sequence length.
+    other = replace(config, model=replace(config.second_model.model, max_positions=config.model.max_positions))
     labels = [_model_label(arm) for arm in (config, other)]
     if labels[0] == labels[1]:
         raise ConfigError(f"second_model: labelled like the main model ({labels[0]}); allowed: another "

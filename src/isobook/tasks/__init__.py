@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-
-from transformers import PreTrainedTokenizerBase
+from typing import TYPE_CHECKING
 
 from isobook.config import TaskConfig
 from isobook.tasks.base import Problem, Task, score_rollouts
 from isobook.tasks.chain import ChainArithmetic
 from isobook.tasks.math_file import MathFile
 from isobook.tasks.prompts import uses_chat_template
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 _REGISTRY: dict[str, Callable[[TaskConfig, PreTrainedTokenizerBase | None], Task]] = {
     "chain": lambda c, tokenizer: ChainArithmetic(**dataclasses.asdict(c.chain)),

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from transformers import PreTrainedTokenizerBase
 
 from isobook.config import ConfigError
 from isobook.tasks.base import Problem
@@ -26,6 +25,7 @@ from isobook.tasks.prompts import chat_prompt, uses_chat_template
 
 if TYPE_CHECKING:
     import datasets
+    from transformers import PreTrainedTokenizerBase
 
 _FORMATS = {".jsonl": "json", ".json": "json", ".parquet": "parquet"}
 

@@ -16,9 +16,12 @@ they return with the rollouts.
 
 from __future__ import annotations
 
-from transformers import PreTrainedTokenizerBase
+from typing import TYPE_CHECKING
 
 from isobook.config import ConfigError
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 
 def uses_chat_template(mode: str, tokenizer: PreTrainedTokenizerBase | None) -> bool:

@@ -68,7 +68,7 @@ def _over(problems: int) -> str:
 # ---- claims ----------------------------------------------------------------------------------------
 
 
-def best_candidate(scores: pd.DataFrame, claimed: Hashable, claim: str, metric: Metric) -> Finding:
+def best_candidate(scores: pd.DataFrame, claimed: Hashable, claim: str, metric: str) -> Finding:
     """Claim: `claimed` (a column of `scores`) beats every other candidate. Reproduced if
     it leads each beyond noise, partly if it leads some and ties the rest, a tie if it
     leads none beyond noise, not reproduced if any candidate beats it beyond noise."""
@@ -82,7 +82,7 @@ def best_candidate(scores: pd.DataFrame, claimed: Hashable, claim: str, metric: 
     return Finding(claim, measured, verdict, f"{uncertainty} ({_over(len(scores))})")
 
 
-def greater(first: np.ndarray | None, second: np.ndarray | None, claim: str, names: tuple[str, str], metric: Metric,
+def greater(first: np.ndarray | None, second: np.ndarray | None, claim: str, names: tuple[str, str], metric: str,
             claimed: int = 1, per_seed: dict[int, tuple[np.ndarray, np.ndarray]] | None = None) -> Finding:
     """Claim: `first` scores above `second` (`claimed` = -1: below), problem by problem;
     None for a policy that was not scored.
@@ -262,7 +262,7 @@ def optimum_of(counts: pd.DataFrame, by: Sequence[str], metric: Metric, rollouts
     return found, _levels(found.tied, scores.columns, level)
 
 
-def spread_comparison(scores: pd.DataFrame, claim: str, metric: Metric) -> Finding:
+def spread_comparison(scores: pd.DataFrame, claim: str, metric: str) -> Finding:
     """Claim: varying n at fixed B_p moves the score more than varying B_p at fixed n
     (Figure 9). `scores`: `problem_scores` with columns (``batch_problems``, ``n``) at a
     common budget.
@@ -334,7 +334,7 @@ def piles_up(train_pass: pd.DataFrame, small_n: int, large_n: int, claim: str) -
 
 
 def wins_on_most(pairs: dict[str, tuple[np.ndarray, np.ndarray]], claim: str, names: tuple[str, str],
-                 metric: Metric) -> Finding:
+                 metric: str) -> Finding:
     """Claim: the first policy beats the second on most sets. `pairs`: set -> (first's,
     second's per-problem scores). Reproduced when it wins beyond noise on more than half
     the sets; not reproduced when it loses beyond noise on as many sets as it wins (at
@@ -355,7 +355,7 @@ def wins_on_most(pairs: dict[str, tuple[np.ndarray, np.ndarray]], claim: str, na
                    + f" ({_over(sizes[0]) if len(sizes) == 1 else '95% paired bootstrap over each set'})")
 
 
-def planner_regret(scores: pd.DataFrame, predicted: Hashable | None, claim: str, metric: Metric) -> Finding:
+def planner_regret(scores: pd.DataFrame, predicted: Hashable | None, claim: str, metric: str) -> Finding:
     """Claim: the planner's choice is as good as the best candidate at the budget, a claim
     of no loss: a tie when the best's lead over it (the regret) is within noise, which it
     is by construction when the planner picked the best; not reproduced when the regret

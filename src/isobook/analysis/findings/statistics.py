@@ -84,6 +84,8 @@ def problem_scores(counts: pd.DataFrame, by: Sequence[str], metric: Metric,
     (and ``seed``). Each run is read at its last evaluation, or with `rollouts` at its
     latest evaluation within that compute after at least one update (a run whose first
     update costs more is no candidate there)."""
+    if not isinstance(metric, Metric):
+        raise TypeError(f"metric: {metric!r} is text; allowed: a Metric (evaluation.metric_name), which scores problems")
     runs = [*by, "seed"] if "seed" in counts else list(by)
     table = counts
     if rollouts is not None:
