@@ -89,8 +89,7 @@ def build(cls: type, data: Any, where: str, base: Any = None) -> Any:
             raise ConfigError(f"{path}: replaced; allowed: {REPLACED_FIELDS[path]}")
         raise ConfigError(f"{path}: unknown field; allowed: {', '.join(sorted(fields))}")
     hints = typing.get_type_hints(cls)
-    values = {name: _check(join(where, name), hints[name], value, fields[name],
-                           getattr(base, name) if base is not None else default_of(fields[name]))
+    values = {name: _check(join(where, name), hints[name], value, fields[name], _current(base, fields[name]))
               for name, value in data.items()}
     kept = {f.name: getattr(base, f.name) for f in dataclasses.fields(base)} if base is not None else {}
     try:
@@ -100,6 +99,14 @@ def build(cls: type, data: Any, where: str, base: Any = None) -> Any:
         if not where or own == "." or not str(error).startswith(own):
             raise
         raise ConfigError(f"{where}.{str(error).removeprefix(own)}") from None
+
+
+def _current(base: Any, field_: dataclasses.Field) -> Any:
+    """`field_`'s value in `base` (an instance of the section, perhaps of an earlier class
+    without the field), else its default."""
+    if base is not None and hasattr(base, field_.name):
+        return getattr(base, field_.name)
+    return default_of(field_)
 
 
 def join(where: str, name: str) -> str:
