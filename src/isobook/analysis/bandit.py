@@ -238,8 +238,7 @@ def comparable_budgets(settings: BanditConfig) -> list[int]:
     """The powers of two up to ``settings.budget`` (rollouts) at which every curve of
     `sharing_curves` and `batch_split_curves` has made an update: from the largest batch,
     B_p x the largest n or ``fixed_batch``, rounded up to a power of two."""
-    largest = max(settings.fixed_batch, settings.batch_problems * max(settings.rollouts_per_problem))
-    return doublings(1 << (largest - 1).bit_length(), settings.budget)
+    return doublings(1 << (settings.largest_batch - 1).bit_length(), settings.budget)
 
 
 def sharing_curves(settings: BanditConfig, seed: int = 0) -> pd.DataFrame:

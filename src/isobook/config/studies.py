@@ -49,9 +49,13 @@ class BanditConfig(Section):
                               f"{self.problems}] for two n of rollouts_per_problem, got {splits}")
         if self.lr <= 0:
             raise ConfigError(f"lr: must be > 0, got {self.lr}")
-        if self.budget < max(self.fixed_batch, self.batch_problems * max(self.rollouts_per_problem)):
-            least = max(self.fixed_batch, self.batch_problems * max(self.rollouts_per_problem))
-            raise ConfigError(f"budget: {self.budget} buys no update of every curve; allowed: >= {least}")
+        if self.budget < self.largest_batch:
+            raise ConfigError(f"budget: {self.budget} buys no update of every curve; allowed: >= {self.largest_batch}")
+
+    @property
+    def largest_batch(self) -> int:
+        """Rollouts of the largest update any curve makes: B_p x the largest n, or ``fixed_batch``."""
+        return max(self.fixed_batch, self.batch_problems * max(self.rollouts_per_problem))
 
 
 @dataclass(frozen=True)
