@@ -11,7 +11,8 @@
 #
 # Before spending compute on the allocation questions, the paper settles the recipe
 # ("What constitutes a healthy RL recipe", Figures 3-4): KL and entropy terms on easy sets and neither on hard ones, no
-# zero-variance filtering, AdamW with 10 warm-up updates, and a learning rate anchored by a
+# zero-variance filtering, AdamW with 10 warm-up updates (ours: 512 rollouts, the same share of a
+# budget at every batch size), and a learning rate anchored by a
 # grid at one batch size and scaled as $\mathrm{lr} = \mathrm{lr}_0 \sqrt{B / B_0}$. We
 # rerun the three checks on our base model: the regulariser $\times$ zero-variance-filter
 # ablation on easy and hard, the base-LR grid, and the scaling rules at a batch eight times

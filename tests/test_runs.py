@@ -67,8 +67,9 @@ def test_a_run_logs_every_update_and_evaluates_on_the_schedule(reference_run) ->
     assert list(evaluated["step"]) == [0, 4, 6, 8, 12, 16, 23, 32]
     assert ((evaluated["val_worst@4"] <= evaluated["val_avg@4"]) & (evaluated["val_avg@4"] <= evaluated["val_best@4"])).all()
     trained = metrics.iloc[1:]
-    assert trained["lr"].iloc[:10].tolist() == pytest.approx([1e-3 * 16 ** 0.5 / 16 * (i + 1) / 10 for i in range(10)])
-    assert trained["lr"].iloc[10:].eq(trained["lr"].iloc[-1]).all()  # constant after warm-up
+    # smoke's warm-up: 64 rollouts, 4 updates of 16
+    assert trained["lr"].iloc[:4].tolist() == pytest.approx([1e-3 * 16 ** 0.5 / 16 * (i + 1) / 4 for i in range(4)])
+    assert trained["lr"].iloc[4:].eq(trained["lr"].iloc[-1]).all()  # constant after warm-up
     for column in ("reward", "entropy", "kl", "zero_variance_fraction", "response_length", "grad_norm"):
         assert trained[column].notna().all(), column
     assert trained["kl"].iloc[0] == pytest.approx(0.0, abs=1e-9)  # the policy is the base model at update 1
@@ -211,8 +212,40 @@ def test_two_processes_asking_for_one_run_train_it_once(reference_run, outputs_w
     pd.testing.assert_frame_equal(comparable(stored.metrics), comparable(reference_run.metrics))
 
 
+SHORT = ("evaluation.validation_problems=8", "evaluation.train_pass_rollouts=[]", "evaluation.first_rollouts=64")
+
+
+def test_without_a_kl_weight_no_reference_runs_and_nothing_else_changes(outputs_with_sets: Path) -> None:
+    """On hard the KL weight is 0: measuring the KL anyway (track_kl) costs a reference
+    forward pass and changes no other number of the run (the pass draws no random numbers)."""
+    shape = ("train.set=hard", "train.batch_problems=2", "train.rollouts_per_problem=4", "train.budget=64", *SHORT)
+    off = run_grpo(smoke_config(outputs_with_sets, *shape), show_progress=False)
+    on = run_grpo(smoke_config(outputs_with_sets, *shape, "recipe.track_kl=true"), show_progress=False)
+    assert off.folder != on.folder
+    trained_off, trained_on = off.metrics.iloc[1:], on.metrics.iloc[1:]
+    assert trained_off["kl"].isna().all() and trained_on["kl"].notna().all()
+    pd.testing.assert_frame_equal(comparable(off.metrics).drop(columns="kl"), comparable(on.metrics).drop(columns="kl"))
+
+
+def test_the_decoupled_baseline_follows_the_n_train_runs_learning_rates_update_by_update(
+        outputs_with_sets: Path) -> None:
+    """Decoupled n = 8 / n_train = 2 against n = 2 at equal M: the same gradient batch, so
+    the same peak learning rate and warm-up, while it samples four times the rollouts."""
+    shape = ("train.set=easy", "train.batch_problems=2", *SHORT)
+    decoupled = run_grpo(smoke_config(outputs_with_sets, *shape, "train.rollouts_per_problem=8", "train.n_train=2",
+                                      "train.budget=256"), show_progress=False)
+    small = run_grpo(smoke_config(outputs_with_sets, *shape, "train.rollouts_per_problem=2", "train.budget=64"),
+                     show_progress=False)
+    assert decoupled.updates_made == small.updates_made == 16
+    assert decoupled.metrics["rollouts"].iloc[-1] == 4 * small.metrics["rollouts"].iloc[-1] == 256
+    lr = decoupled.metrics["lr"].iloc[1:].to_numpy()
+    assert lr.tolist() == small.metrics["lr"].iloc[1:].tolist()
+    peak = 1e-4 * (4 / 256) ** 0.5  # base_lr scaled by sqrt(B_p * n_train / reference_batch)
+    assert lr.tolist() == pytest.approx([peak * min(1.0, (step + 1) * 4 / 64) for step in range(16)])
+
+
 def test_a_diverging_run_stops_with_its_reason(outputs_with_sets: Path) -> None:
-    config = smoke_config(outputs_with_sets, *RUN, "recipe.base_lr=1e30", "recipe.warmup_steps=0",
+    config = smoke_config(outputs_with_sets, *RUN, "recipe.base_lr=1e30", "recipe.warmup_rollouts=0",
                           "recipe.grad_clip=0", f"train.budget={BUDGET}")
     failed = run_grpo(config, show_progress=False)
     assert failed.status == "failed"

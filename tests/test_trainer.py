@@ -97,8 +97,20 @@ def test_learning_rate_scaling_and_warmup() -> None:
     assert scaled_lr(1e-4, 256, 1024, LrScaling.SQRT) == pytest.approx(2e-4)
     assert scaled_lr(1e-4, 256, 1024, LrScaling.LINEAR) == pytest.approx(4e-4)
     assert scaled_lr(1e-4, 256, 64, LrScaling.CONSTANT) == 1e-4
-    assert [lr_at(s, 1.0, 4) for s in range(6)] == [0.25, 0.5, 0.75, 1.0, 1.0, 1.0]
-    assert lr_at(0, 1.0, 0) == 1.0
+    assert [lr_at(s, 1.0, 128, 512) for s in range(6)] == [0.25, 0.5, 0.75, 1.0, 1.0, 1.0]
+    assert lr_at(0, 1.0, 128, 0) == 1.0
+
+
+@pytest.mark.parametrize("budget", [512, 4096])
+def test_warm_up_takes_the_same_share_of_a_budget_at_every_n(budget: int) -> None:
+    """The grid's batches (B_p = 8, n = 4 ... 32) spend the same rollouts warming up:
+    the rollouts each spends below its peak learning rate, over the budget."""
+    shares = set()
+    for n in (4, 8, 16, 32):
+        batch = 8 * n
+        below_peak = sum(batch for step in range(budget // batch) if lr_at(step, 1.0, batch, 512) < 1.0)
+        shares.add((below_peak + batch) / budget)  # through the update that first reaches the peak
+    assert shares == {512 / budget}
 
 
 def test_regulariser_presets_follow_the_paper() -> None:

@@ -232,6 +232,12 @@ class TrainConfig(Section):
         return self.batch_problems * self.rollouts_per_problem
 
     @property
+    def gradient_rollouts(self) -> int:
+        """Rollouts the gradient sees per update: B_p * n, or B_p * n_train for the
+        decoupled baseline (whose learning rate and warm-up follow this batch)."""
+        return self.batch_problems * (self.n_train or self.rollouts_per_problem)
+
+    @property
     def steps(self) -> int:
         """M, the number of updates the budget buys."""
         return self.budget // self.batch_rollouts
@@ -244,7 +250,11 @@ class RecipeConfig(Section):
     ``regularisers: auto`` applies the paper's presets: KL + entropy on easy and very easy
     sets, neither on hard, extremely hard and mixture sets. The learning rate is
     ``base_lr`` at ``reference_batch`` rollouts per update, scaled to B = B_p * n by
-    ``lr_scaling``, after ``warmup_steps`` of linear warm-up, then constant (AdamW)."""
+    ``lr_scaling``, after a linear warm-up over the first ``warmup_rollouts``, then constant
+    (AdamW). B is the batch the gradient sees (``train.gradient_rollouts``: B_p * n_train
+    for the decoupled baseline), and the warm-up is counted in those rollouts, so that it
+    takes the same share of a budget at every n and the decoupled baseline follows, update
+    by update, the learning rates of the n = n_train run it is compared with."""
 
     PATH: ClassVar[str] = "recipe"
 
@@ -253,8 +263,8 @@ class RecipeConfig(Section):
                                choices=("auto", "kl+entropy", "none"))
     kl: float = option(1e-3, "weight of the k3 KL to the base model when regularisers are on", low=0.0)
     entropy: float = option(1e-3, "weight of the entropy bonus when regularisers are on", low=0.0)
-    track_kl: bool = option(True, "measure the KL to the base model even when its weight is 0 "
-                            "(one more forward pass per update)")
+    track_kl: bool = option(False, "measure the KL to the base model even when its weight is 0 "
+                            "(a reference forward pass per update, about a quarter of the update's time)")
     zero_variance: str = option("none", "drop zero-variance groups from: none, all (every term), "
                                 "regularisers (KL and entropy only)", choices=("none", "all", "regularisers"))
     advantage: str = option("grpo", "advantage estimator (isobook.grpo.advantages): grpo (over the group's std), "
@@ -263,7 +273,8 @@ class RecipeConfig(Section):
     reference_batch: int = option(256, "rollouts per update at which base_lr holds", low=1)
     lr_scaling: str = option("sqrt", "how the LR follows B: constant, linear, sqrt",
                              choices=("constant", "linear", "sqrt"))
-    warmup_steps: int = option(10, "linear warm-up updates (paper: 10)", low=0)
+    warmup_rollouts: int = option(512, "linear warm-up over this many gradient rollouts (the same share of a "
+                                  "budget at every batch; the paper's 10 updates favour small batches)", low=0)
     clip: float = option(0.2, "PPO ratio clip epsilon", low=0.0)
     tis_cap: float = option(2.0, "truncated importance sampling cap", low=1.0)
     grad_clip: float = option(1.0, "gradient norm clip (0 turns it off)", low=0.0)

@@ -31,14 +31,17 @@ def scaled_lr(base_lr: float, reference_batch: int, batch: int, rule: LrScaling)
     return base_lr * factor
 
 
-def lr_at(step: int, peak: float, warmup_steps: int) -> float:
-    """Linear warm-up over `warmup_steps` updates (step 0 gets peak / warmup), then `peak`.
+def lr_at(step: int, peak: float, batch: int, warmup_rollouts: int) -> float:
+    """The learning rate of update `step` (0-based) of `batch` gradient rollouts: a linear
+    warm-up in rollouts, ``peak * (step + 1) * batch / warmup_rollouts`` until that
+    reaches `peak`, then `peak`. Counted in rollouts, the warm-up is the same share of a
+    budget at every batch size (with 512 rollouts: 16 updates at B = 32, 2 at B = 256).
 
     Constant afterwards, so the schedule does not depend on the budget and a run extended
     to a larger budget follows the same learning rates as one asked for it at once."""
-    if step < warmup_steps:
-        return peak * (step + 1) / warmup_steps
-    return peak
+    if warmup_rollouts <= 0:
+        return peak
+    return peak * min(1.0, (step + 1) * batch / warmup_rollouts)
 
 
 def loss_weights(recipe: RecipeConfig, set_name: str) -> LossWeights:

@@ -139,7 +139,8 @@ def _train(config: Config, folder: Path, show_progress: bool) -> RunResult:
             state.seconds += time.perf_counter() - began
         for step in range(start, total):
             began = time.perf_counter()
-            row = setup.trainer.step(step, lr_at(step, setup.peak_lr, config.recipe.warmup_steps))
+            row = setup.trainer.step(step, lr_at(step, setup.peak_lr, config.train.gradient_rollouts,
+                                                     config.recipe.warmup_rollouts))
             done = step + 1
             previous = state.metrics[-1]
             row = {"step": done, "rollouts": previous["rollouts"] + row["step_rollouts"],
@@ -201,7 +202,7 @@ class _RunSetup:
             reference, _ = load_causal_lm(model_path, dtype=placement.dtype, device=placement.device)
             reference.eval().requires_grad_(False)
         self.peak_lr = scaled_lr(config.recipe.base_lr, config.recipe.reference_batch,
-                                 config.train.batch_rollouts, LrScaling(config.recipe.lr_scaling))
+                                 config.train.gradient_rollouts, LrScaling(config.recipe.lr_scaling))
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=self.peak_lr,
                                            weight_decay=config.recipe.weight_decay)
         if self.accelerator is not None:
