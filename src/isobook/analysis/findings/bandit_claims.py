@@ -10,7 +10,7 @@ import pandas as pd
 
 from isobook.analysis.bandit import curves_at
 from isobook.analysis.findings.statistics import Interval, Optimum, seeds_multiplier
-from isobook.analysis.findings.verdicts import Finding, combine, direction, not_measured
+from isobook.analysis.findings.verdicts import Finding, combine, direction, not_measured, order
 
 
 def bandit_optimum(curves: pd.DataFrame, budget: float) -> Optimum:
@@ -40,7 +40,7 @@ def _lead(within: pd.DataFrame, leader: int, other: int, multiplier: float) -> I
 
 
 def bandit_optima(curves: pd.DataFrame, budgets: Sequence[float]) -> pd.DataFrame:
-    """`bandit_optimum` at each budget, as `optima_by_budget` lays it out for `n_star_grows`:
+    """`bandit_optimum` at each budget, as `claims.optima_by_budget` lays it out for `bandit_n_star_grows`:
     columns ``rollouts``, ``n``, ``score`` (pass@1), ``within noise``, ``lead`` (the best's
     pass@1 lead over the runner-up, 95% from standard errors over seeds) and ``candidates``.
     Budgets that fewer than two curves reach are left out."""
@@ -77,3 +77,26 @@ def smallest_n_wins(curves: pd.DataFrame, budgets: Sequence[float], claim: str) 
     return Finding(claim, "bandit n* by budget: " + ", ".join(winners), combine(parts),
                    f"next best n's suboptimality minus n = {smallest}'s (95%, standard errors over seeds): "
                    + ", ".join(gaps))
+
+
+def bandit_n_star_grows(optima: pd.DataFrame, claim: str, level: str = "n") -> Finding:
+    """Claim: the bandit's n* grows with compute. `optima`: `bandit_optima`. Reproduced when
+    every n within noise of the optimum at the largest budget exceeds every n within noise
+    at the smallest (the bandit averages many seeds, so its sets are about the policy, not
+    one run). The n within noise at the last two budgets are in the uncertainty column."""
+    if len(optima) < 2:
+        return not_measured(claim, "needs two budgets with at least two curves each")
+    first, last = optima.iloc[0], optima.iloc[-1]
+    measured = f"{level}* by budget: " + ", ".join(f"{r:,.0f}: {v:g}" for r, v in zip(optima["rollouts"],
+                                                                                    optima[level]))
+    sets = [f"{set_text(row['within noise'])} at {row['rollouts']:,.0f}"
+            for row in ([first] if len(optima) == 2 else [first, optima.iloc[-2]]) + [last]]
+    lead = last["lead"]
+    uncertainty = (f"{level} within noise of {level}*: " + ", ".join(sets)
+                   + (f"; lead over the runner-up at {last['rollouts']:,.0f}: {lead}" if lead else ""))
+    return Finding(claim, measured, order(first["within noise"], last["within noise"]), uncertainty)
+
+
+def set_text(values: Sequence[float]) -> str:
+    """A set of candidates as the findings write it: ``{4, 8}``."""
+    return "{" + ", ".join(f"{v:g}" for v in values) + "}"

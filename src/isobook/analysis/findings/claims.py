@@ -1,31 +1,41 @@
-"""The paper's claims about LLM runs, one pure function each: per-problem counts, scores
-or logged updates in, a `Finding` (claim, our numbers, verdict, interval) out.
+"""The paper's claims about LLM runs, one pure function each: per-problem scores (by seed,
+`statistics.problem_scores`), counts or logged updates in, a `Finding` (claim, our
+numbers, verdict, interval) out.
 
-The optima the n* claims compare come from here too (`optima_by_budget`, `optimum_of`),
-with the candidate labels and sets the findings write.
+Each claim is decided by one contrast, fixed before the data (the chapters state it
+beside the claim), whose interval holds problem and training-seed variance
+(`statistics.Contrast.interval`, with the chapter's pooled `SeedVariance`):
+
+* a candidate beats another: their difference;
+* n* grows with C: the large-n advantage A(C) = score(largest n) - score(smallest n),
+  its trend (least-squares slope over log2 C) and its value at the largest budget;
+* one optimum lies at a larger n than another (worst@k against best@k, easy against hard,
+  one model against another): the difference of their large-n advantages at the budget.
+
+The optima tables (`optima_by_budget`, `optimum_of`) are for the reader: the best
+candidate and those within noise of it.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from isobook.analysis.findings.statistics import (
     BLOCKS,
-    CONFIDENCE,
-    RESAMPLES,
+    Z,
+    Contrast,
     Interval,
     Optimum,
-    Z,
+    SeedVariance,
     block_means,
     last_quarter,
     optimum,
-    paired_interval,
     problem_scores,
+    seeds_of,
     welch_interval,
 )
 from isobook.analysis.findings.verdicts import (
@@ -38,7 +48,7 @@ from isobook.analysis.findings.verdicts import (
 )
 from isobook.tasks.metrics import Metric
 
-# ---- how the findings write candidates ------------------------------------------------------------
+# ---- how the findings write candidates and uncertainty --------------------------------------------
 
 
 def _label(key: Hashable) -> str:
@@ -60,55 +70,64 @@ def set_text(values: Sequence[float]) -> str:
     return "{" + ", ".join(f"{v:g}" for v in values) + "}"
 
 
-def _over(problems: int) -> str:
-    """How an uncertainty names a paired bootstrap over `problems` problems."""
-    return f"95% paired bootstrap over {problems} problems"
+def design(contrast: Contrast, seeds: SeedVariance | None) -> str:
+    """How an interval was made: ``95% over 2 seeds x 200 problems, seed variance pooled
+    over this chapter's multi-seed arms`` (or borrowed, where the contrast has one seed)."""
+    count = len(contrast.seeds)
+    text = f"95% over {count} seed{'s' if count != 1 else ''} x {contrast.problems} problems"
+    if seeds is None:
+        return text + ", seed variance of this contrast alone"
+    return text + (f", {seeds}" if count > 1 else f"; one seed: {seeds}, borrowed")
+
+
+def _decide(contrast: Contrast, seeds: SeedVariance | None, claimed: int = 1) -> tuple[Interval, Verdict]:
+    interval = contrast.interval(seeds)
+    return interval, direction(interval, claimed)
 
 
 # ---- claims ----------------------------------------------------------------------------------------
 
 
-def best_candidate(scores: pd.DataFrame, claimed: Hashable, claim: str, metric: str) -> Finding:
-    """Claim: `claimed` (a column of `scores`) beats every other candidate. Reproduced if
-    it leads each beyond noise, partly if it leads some and ties the rest, a tie if it
-    leads none beyond noise, not reproduced if any candidate beats it beyond noise."""
+def best_candidate(scores: pd.DataFrame, claimed: Hashable, claim: str, metric: str,
+                   seeds: SeedVariance | None) -> Finding:
+    """Claim: `claimed` (a column of `problem_scores`) beats every other candidate.
+    Reproduced if it leads each beyond noise, partly if it leads some and ties the rest, a
+    tie if it leads none beyond noise, not reproduced if any candidate beats it beyond noise."""
     if claimed not in scores.columns or scores.shape[1] < 2:
         return not_measured(claim, f"needs {_label(claimed)} and another finished run")
     means = scores.mean()
-    leads = {c: paired_interval(scores[claimed], scores[c]) for c in scores.columns if c != claimed}
+    contrasts = {c: Contrast.difference(scores, claimed, c) for c in scores.columns if c != claimed}
+    leads = {c: contrast.interval(seeds) for c, contrast in contrasts.items()}
     verdict = combine([direction(lead) for lead in leads.values()])
     measured = f"{metric}: " + ", ".join(f"{_label(c)} {means[c]:.3f}" for c in scores.columns)
     uncertainty = "; ".join(f"{_label(claimed)} - {_label(c)}: {lead}" for c, lead in leads.items())
-    return Finding(claim, measured, verdict, f"{uncertainty} ({_over(len(scores))})")
+    return Finding(claim, measured, verdict, f"{uncertainty} ({design(next(iter(contrasts.values())), seeds)})")
 
 
-def greater(first: np.ndarray | None, second: np.ndarray | None, claim: str, names: tuple[str, str], metric: str,
-            claimed: int = 1, per_seed: dict[int, tuple[np.ndarray, np.ndarray]] | None = None) -> Finding:
-    """Claim: `first` scores above `second` (`claimed` = -1: below), problem by problem;
-    None for a policy that was not scored.
-
-    `per_seed`: each seed's own (first, second) scores, where `first` and `second` average
-    several seeds. The paired interval holds the evaluation noise only, so a seed whose own
-    interval resolves the opposite sign makes the claim a tie (as in `n_star_grows`)."""
-    if first is None or second is None or len(first) == 0 or len(first) != len(second):
+def greater(scores: pd.DataFrame, first: Hashable, second: Hashable, claim: str, names: tuple[str, str],
+            metric: str, seeds: SeedVariance | None, claimed: int = 1) -> Finding:
+    """Claim: candidate `first` scores above `second` (`claimed` = -1: below), both
+    columns of `problem_scores`, compared on the seeds and problems they share."""
+    if first not in scores.columns or second not in scores.columns:
         return not_measured(claim, "needs both policies scored on the same problems")
-    interval = paired_interval(first, second)
-    verdict = direction(interval, claimed)
-    measured = f"{metric}: {names[0]} {np.mean(first):.3f} vs {names[1]} {np.mean(second):.3f}"
-    uncertainty = f"{names[0]} - {names[1]}: {interval} ({_over(len(first))})"
-    if per_seed:
-        own = {seed: paired_interval(a, b) for seed, (a, b) in per_seed.items()}
-        uncertainty += "; each seed alone: " + ", ".join(f"{seed} {lead}" for seed, lead in own.items())
-        if verdict != Verdict.TIE and any(lead.sign == -interval.sign for lead in own.values()):
-            verdict = Verdict.TIE
-    return Finding(claim, measured, verdict, uncertainty)
+    contrast = Contrast.difference(scores, first, second)
+    if not contrast.seeds:
+        return not_measured(claim, "needs both policies scored on one seed")
+    interval, verdict = _decide(contrast, seeds, claimed)
+    shared = scores.loc[contrast.seeds]
+    measured = f"{metric}: {names[0]} {shared[first].mean():.3f} vs {names[1]} {shared[second].mean():.3f}"
+    per_seed = contrast.per_seed()
+    each = "" if len(per_seed) < 2 else "; by seed: " + ", ".join(f"{v:+.3f}" for v in per_seed)
+    return Finding(claim, measured, verdict,
+                   f"{names[0]} - {names[1]}: {interval}{each} ({design(contrast, seeds)})")
 
 
 def training_statistic_rises(first: pd.DataFrame, second: pd.DataFrame, columns: Sequence[str], claim: str,
                              names: tuple[str, str], claimed: int = 1) -> Finding:
     """Claim: each logged statistic in `columns` (e.g. entropy, response length) is higher
     in the first run than in the second (`claimed` = -1: lower), over the updates of each
-    run's last quarter. `first`, `second`: the runs' logged updates (`sweeps.run_history`)."""
+    run's last quarter. `first`, `second`: the runs' logged updates (`sweeps.run_history`),
+    one seed each: the interval holds the noise within each run, not between seeds."""
     parts = {column: (last_quarter(first, column), last_quarter(second, column)) for column in columns}
     if not parts or any(len(a) == 0 or len(b) == 0 for a, b in parts.values()):
         return not_measured(claim, "needs both runs' logged updates")
@@ -120,10 +139,11 @@ def training_statistic_rises(first: pd.DataFrame, second: pd.DataFrame, columns:
     updates = min(len(a) for a, _ in parts.values())
     return Finding(claim, measured, combine([direction(i, claimed) for i in intervals.values()]),
                    f"{uncertainty} (95% Welch interval on {min(BLOCKS, updates)} block means of the last "
-                   f"{updates} updates)")
+                   f"{updates} updates of one run each)")
 
 
-def gap_widens(history: pd.DataFrame, counts: pd.DataFrame, metric: Metric, claim: str) -> Finding:
+def gap_widens(history: pd.DataFrame, counts: pd.DataFrame, metric: Metric, claim: str,
+               seeds: SeedVariance | None) -> Finding:
     """Claim (Figure 13): over the second half of a run, its training reward pulls away from
     its validation `metric` (the train-test gap widens: the training reward keeps rising
     where the validation score rises less or not at all). `history`: the run's logged
@@ -132,10 +152,10 @@ def gap_widens(history: pd.DataFrame, counts: pd.DataFrame, metric: Metric, clai
     Both halves of the gap are read at the same two points: the latest evaluation within
     half of the run's rollouts and the last one. The training reward there is the mean of
     the updates since the evaluation before it (`frontier.training_rewards`), and its rise
-    gets a 95% Welch interval on block means; the validation rise a paired bootstrap over
-    problems. The widening is the first rise minus the second, its interval from the two
-    intervals' standard errors (the two are independent; the Welch part's, read as normal,
-    is overstated, so the interval is conservative)."""
+    gets a 95% Welch interval on block means; the validation rise is a contrast of the two
+    evaluations with the (borrowed) seed variance. The widening is the first rise minus the
+    second, its interval from the two intervals' standard errors (conservative: the Welch
+    part, read as normal, is overstated)."""
     if "seed" in history and history["seed"].nunique() > 1:
         raise ValueError("history: one run's updates, got several seeds")
     scored = counts[counts["rollouts"] > 0]
@@ -153,38 +173,44 @@ def gap_widens(history: pd.DataFrame, counts: pd.DataFrame, metric: Metric, clai
                for point, start in ((halfway, within_half[-2]), (final, evaluated[-2]))}
     if min(len(window) for window in windows.values()) < 2:
         return not_measured(claim, "needs at least two updates before each of the two evaluations compared")
-    at = {r: scored[scored["rollouts"] == r].set_index("id").sort_index() for r in (halfway, final)}
-    problems = at[halfway].index.intersection(at[final].index)
-    score = {r: metric.per_problem(table.loc[problems, "correct"].to_numpy(), int(table["samples"].iloc[0]))
-             for r, table in at.items()}
+    points = scored[scored["rollouts"].isin([halfway, final])].assign(point=lambda t: t["rollouts"])
+    scores = problem_scores(points.assign(rollouts=1.0), ["point"], metric)  # each point as a candidate
+    validation_contrast = Contrast.difference(scores, final, halfway)
     training = welch_interval(block_means(windows[final]), block_means(windows[halfway]))
-    validation = paired_interval(score[final], score[halfway])
+    validation = validation_contrast.interval(seeds)
     if not np.isfinite([training.low, training.high]).all():
         return not_measured(claim, "needs at least two blocks of updates before each evaluation compared")
     spread = np.hypot((training.high - training.low) / (2 * Z), (validation.high - validation.low) / (2 * Z))
     widening = training.estimate - validation.estimate
     interval = Interval(widening, widening - Z * spread, widening + Z * spread)
+    means = scores.mean()
     measured = (f"training reward {windows[halfway].mean():.3f} -> {windows[final].mean():.3f}, {metric} "
-                f"{score[halfway].mean():.3f} -> {score[final].mean():.3f} ({halfway:,.0f} -> {final:,.0f} rollouts)")
+                f"{means[halfway]:.3f} -> {means[final]:.3f} ({halfway:,.0f} -> {final:,.0f} rollouts)")
     return Finding(claim, measured, direction(interval),
                    f"gap widening: {interval} (training rise {training}, 95% Welch interval on block means of "
                    f"{len(windows[halfway])} and {len(windows[final])} updates; validation rise {validation}, "
-                   f"{_over(len(problems))})")
+                   f"{design(validation_contrast, seeds)})")
+
+
+def scores_by_budget(counts: pd.DataFrame, by: Sequence[str], metric: Metric,
+                     budgets: Sequence[float]) -> dict[float, pd.DataFrame]:
+    """`problem_scores` at each budget that has at least one candidate."""
+    found = {budget: problem_scores(counts, by, metric, rollouts=budget) for budget in budgets}
+    return {budget: scores for budget, scores in found.items() if scores.shape[1]}
 
 
 def optima_by_budget(counts: pd.DataFrame, by: Sequence[str], metric: Metric, budgets: Sequence[float],
-                     level: str = "n") -> pd.DataFrame:
+                     seeds: SeedVariance | None, level: str = "n") -> pd.DataFrame:
     """At each budget, the best candidate and the `level` values within noise of it:
     columns ``rollouts``, the `by` columns of the best, ``score``, ``within noise`` (the
     set of `level` values, as a tuple), ``lead`` (the best's lead over the runner-up,
     an `Interval` or None) and ``candidates``. Budgets with fewer than two candidates are
     left out."""
     rows = []
-    for budget in budgets:
-        scores = problem_scores(counts, by, metric, rollouts=budget)
+    for budget, scores in scores_by_budget(counts, by, metric, budgets).items():
         if scores.shape[1] < 2:
             continue
-        found = optimum(scores)
+        found = optimum(scores, seeds)
         best = found.best if isinstance(found.best, tuple) else (found.best,)
         rows.append({"rollouts": budget, **dict(zip(by, best)), "score": found.value,
                      "within noise": tuple(_levels(found.tied, scores.columns, level)), "lead": found.runner_up,
@@ -192,47 +218,88 @@ def optima_by_budget(counts: pd.DataFrame, by: Sequence[str], metric: Metric, bu
     return pd.DataFrame(rows, columns=["rollouts", *by, "score", "within noise", "lead", "candidates"])
 
 
-def n_star_grows(optima: pd.DataFrame, claim: str, level: str = "n",
-                 per_seed: dict[int, pd.DataFrame] | None = None) -> Finding:
-    """Claim: n* grows with compute. `optima`: `optima_by_budget`. Reproduced when every n
-    within noise of the optimum at the largest budget exceeds every n within noise at the
-    smallest. (The paper's n* then saturates; that half is not decided here: at a scale
-    where n* barely moves, a flat end is no evidence of saturation. The n within noise at
-    the last two budgets are in the uncertainty column for the reader.)
+def large_n_advantage(scores: pd.DataFrame, level: str = "n", problems: str = "validation") -> Contrast | None:
+    """Score of the largest `level` minus the smallest, as a `Contrast`. Where the columns
+    are (B_p, n) pairs, the mean over the B_p that have both their own largest and smallest
+    n of that difference. None where no candidate pair exists."""
+    columns = scores.columns
+    if not isinstance(columns, pd.MultiIndex):
+        values = sorted(columns)
+        return None if len(values) < 2 else Contrast.difference(scores, values[-1], values[0], problems)
+    position = list(columns.names).index(level)
+    groups: dict[tuple, list] = {}
+    for key in columns:
+        groups.setdefault(tuple(v for i, v in enumerate(key) if i != position), []).append(key)
+    pairs = [(max(keys, key=lambda k: k[position]), min(keys, key=lambda k: k[position]))
+             for keys in groups.values() if len(keys) >= 2]
+    if not pairs:
+        return None
+    weights: dict[Hashable, float] = {}
+    for large, small in pairs:
+        weights[large] = weights.get(large, 0.0) + 1 / len(pairs)
+        weights[small] = weights.get(small, 0.0) - 1 / len(pairs)
+    return Contrast.of(scores, weights, problems)
 
-    `per_seed`: the same optima from each seed's runs alone (`optima` then averages each
-    problem's score over the seeds). The paired interval holds the evaluation noise, not
-    the training noise of a seed, so a seed whose own verdict contradicts the pooled one
-    (reproduced against not reproduced) makes the claim a tie: another trained policy says
-    otherwise."""
-    if len(optima) < 2:
-        return not_measured(claim, "needs two budgets with at least two finished runs each")
-    first, last = optima.iloc[0], optima.iloc[-1]
-    measured = f"{level}* by budget: " + ", ".join(f"{r:,.0f}: {v:g}" for r, v in zip(optima["rollouts"],
-                                                                                    optima[level]))
-    sets = [f"{set_text(row['within noise'])} at {row['rollouts']:,.0f}"
-            for row in ([first] if len(optima) == 2 else [first, optima.iloc[-2]]) + [last]]
-    lead = last["lead"]
-    uncertainty = (f"{level} within noise of {level}*: " + ", ".join(sets)
-                   + (f"; lead over the runner-up at {last['rollouts']:,.0f}: {lead}" if lead else ""))
-    verdict = order(first["within noise"], last["within noise"])
-    if per_seed:
-        seeds = {seed: seed_optima for seed, seed_optima in per_seed.items() if len(seed_optima) >= 2}
-        own = {seed: order(o.iloc[0]["within noise"], o.iloc[-1]["within noise"]) for seed, o in seeds.items()}
-        measured += "; per seed " + ", ".join(f"{seed}: {o.iloc[0][level]:g} -> {o.iloc[-1][level]:g}"
-                                               for seed, o in seeds.items())
-        uncertainty += "; each seed alone: " + ", ".join(f"{seed} {v}" for seed, v in own.items())
-        opposite = {Verdict.REPRODUCED: Verdict.NOT_REPRODUCED, Verdict.NOT_REPRODUCED: Verdict.REPRODUCED}
-        if verdict in opposite and opposite[verdict] in own.values():
-            verdict = Verdict.TIE
-    return Finding(claim, measured, verdict, uncertainty)
+
+def n_star_grows(by_budget: Mapping[float, pd.DataFrame], claim: str, seeds: SeedVariance | None,
+                 level: str = "n") -> Finding:
+    """Claim: n* grows with compute. `by_budget`: `scores_by_budget`, the same candidates at
+    every budget used. The contrast is the large-n advantage A(C) (`large_n_advantage`):
+    its least-squares trend over log2 C (per doubling) and its value at the largest budget.
+    Reproduced when both are resolved positive (the advantage grows and large n ends ahead:
+    n* moved up); partly when one is and the other is a tie; not reproduced when either is
+    resolved negative; a tie when neither is resolved. (The paper's n* then
+    saturates; at a scale where n* barely moves, a flat end is no evidence of it.)"""
+    advantages = {budget: large_n_advantage(scores, level) for budget, scores in by_budget.items()}
+    advantages = {budget: a for budget, a in advantages.items() if a is not None and a.seeds}
+    if len(advantages) < 2:
+        return not_measured(claim, f"needs the largest and smallest {level} at two budgets")
+    budgets = sorted(advantages)
+    x = np.log2(budgets)
+    weights = (x - x.mean()) / ((x - x.mean()) ** 2).sum()
+    trend_contrast = sum((float(w) * advantages[b] for w, b in zip(weights[1:], budgets[1:])),
+                         float(weights[0]) * advantages[budgets[0]])
+    final_contrast = advantages[budgets[-1]]
+    trend, trend_verdict = _decide(trend_contrast, seeds)
+    final, final_verdict = _decide(final_contrast, seeds)
+    verdict = combine([trend_verdict, final_verdict])
+    first_columns = by_budget[budgets[-1]].columns
+    values = _levels(list(first_columns), first_columns, level)
+    measured = (f"{level} = {values[-1]:g} minus {level} = {values[0]:g}: "
+                + ", ".join(f"{b:,.0f}: {advantages[b].estimate:+.3f}" for b in budgets))
+    return Finding(claim, measured, verdict,
+                   f"trend per doubling {trend}; at {budgets[-1]:,.0f}: {final} ({design(final_contrast, seeds)})")
+
+
+def optimum_at_larger_n(upper: tuple[str, pd.DataFrame, str], lower: tuple[str, pd.DataFrame, str], claim: str,
+                        seeds: SeedVariance | None, level: str = "n") -> Finding:
+    """Claim: the optimum named first lies at a larger n than the one named second. Each is
+    (name, its `problem_scores` at the budget, the problem set they are scored on: equal
+    names pair problems, as worst@k and best@k of the same runs do). The contrast: the
+    first's large-n advantage minus the second's (`large_n_advantage`), claimed positive."""
+    (upper_name, upper_scores, upper_set), (lower_name, lower_scores, lower_set) = upper, lower
+    advantages = [large_n_advantage(s, level, problems) if s.shape[1] else None
+                  for s, problems in ((upper_scores, upper_set), (lower_scores, lower_set))]
+    if any(a is None or not a.seeds for a in advantages):
+        return not_measured(claim, f"needs the largest and smallest {level} scored for {upper_name} and {lower_name}")
+    contrast = advantages[0] - advantages[1]
+    if not contrast.seeds:
+        return not_measured(claim, "needs both optima measured on a common seed")
+    interval, verdict = _decide(contrast, seeds)
+    best = {name: optimum(s, seeds) for name, s in ((upper_name, upper_scores), (lower_name, lower_scores))}
+    measured = "; ".join(f"{name}: {level}* = {_label(o.best)} ({o.value:.3f}), large-{level} advantage "
+                         f"{a.estimate:+.3f}" for (name, o), a in zip(best.items(), advantages))
+    return Finding(claim, measured, verdict,
+                   f"advantage {upper_name} - {lower_name}: {interval} ({design(contrast, seeds)})")
 
 
 def optimum_above(upper: tuple[str, Optimum | None, Sequence[float]],
                   lower: tuple[str, Optimum | None, Sequence[float]], claim: str, level: str = "n",
                   floor: float | None = None) -> Finding:
-    """Claim: the optimum named first lies at a larger n than the one named second. Each is
-    (name, its `Optimum` or None where no run finished, the n values within noise of it).
+    """Claim: the optimum named first lies at a larger n than the one named second, where
+    the two cannot share a contrast (an LLM against a bandit). Each is (name, its
+    `Optimum` or None where no run finished, the n values within noise of it): reproduced
+    when every n within noise of the first exceeds every n within noise of the second.
 
     `floor`: the smallest n tried. Where the first optimum is already at the floor and the
     second is there too, no grid could show the second below the first: a tie (censored),
@@ -250,112 +317,108 @@ def optimum_above(upper: tuple[str, Optimum | None, Sequence[float]],
     return Finding(claim, measured, verdict, uncertainty)
 
 
-def optimum_of(counts: pd.DataFrame, by: Sequence[str], metric: Metric, rollouts: float | None = None,
-               level: str = "n") -> tuple[Optimum | None, list[float]]:
-    """The `optimum` of `problem_scores` (each run at its last evaluation, or within
-    `rollouts`) and the `level` values (e.g. n) within noise of it; (None, []) when no
-    run is there to choose from."""
-    scores = problem_scores(counts, by, metric, rollouts)
+def optimum_of(scores: pd.DataFrame, seeds: SeedVariance | None, level: str = "n") -> tuple[Optimum | None, list[float]]:
+    """The `optimum` of `problem_scores` and the `level` values (e.g. n) within noise of
+    it; (None, []) when no run is there to choose from."""
     if scores.shape[1] == 0:
         return None, []
-    found = optimum(scores)
+    found = optimum(scores, seeds)
     return found, _levels(found.tied, scores.columns, level)
 
 
-def spread_comparison(scores: pd.DataFrame, claim: str, metric: str) -> Finding:
+def spread_comparison(scores: pd.DataFrame, claim: str, metric: str, seeds: SeedVariance | None) -> Finding:
     """Claim: varying n at fixed B_p moves the score more than varying B_p at fixed n
     (Figure 9). `scores`: `problem_scores` with columns (``batch_problems``, ``n``) at a
     common budget.
 
-    The statistic is the mean absolute difference of final score between two runs that
-    differ only in n, minus the same for runs that differ only in B_p, bootstrapped over
-    problems. (The paper reports ranges, max - min; a range grows with the number of runs
-    it spans even under pure noise, and a grid rarely has as many n per B_p as B_p per n,
-    so pairs keep the two sides comparable.)"""
+    The statistic is the mean absolute difference of score between two runs that differ
+    only in n, minus the same for runs that differ only in B_p. (The paper reports ranges,
+    max - min; a range grows with the number of runs it spans even under pure noise, and a
+    grid rarely has as many n per B_p as B_p per n, so pairs keep the two sides
+    comparable.) Its interval linearises the absolute values at the estimate (each pair's
+    difference keeps its measured sign), which makes it a contrast of the candidates."""
     if scores.empty:
         return not_measured(claim, "no finished runs at the budget")
     if not isinstance(scores.columns, pd.MultiIndex) or list(scores.columns.names) != ["batch_problems", "n"]:
         raise ValueError("scores: columns must be (batch_problems, n)")
     columns = list(scores.columns)
-    pairs = itertools.combinations(range(len(columns)), 2)
     over_n, over_bp = [], []
-    for i, j in pairs:
+    for i, j in itertools.combinations(range(len(columns)), 2):
         if columns[i][0] == columns[j][0]:
             over_n.append((i, j))
         elif columns[i][1] == columns[j][1]:
             over_bp.append((i, j))
     if not over_bp or not over_n:
         return not_measured(claim, "needs two B_p at one n and two n at one B_p, finished at one budget")
-
-    def mean_change(means: np.ndarray, chosen: list[tuple[int, int]]) -> np.ndarray:
-        return np.mean([np.abs(means[i] - means[j]) for i, j in chosen], axis=0)
-
-    def statistic(*samples: np.ndarray, axis: int = -1) -> np.ndarray:
-        means = np.stack([sample.mean(axis=axis) for sample in samples])  # [candidates, ...]
-        return mean_change(means, over_n) - mean_change(means, over_bp)
-
     means = scores.mean().to_numpy()
-    change_n, change_bp = float(mean_change(means, over_n)), float(mean_change(means, over_bp))
-    data = tuple(scores[c].to_numpy() for c in columns)
-    result = stats.bootstrap(data, statistic, paired=True, vectorized=True, n_resamples=RESAMPLES,
-                             confidence_level=CONFIDENCE, method="percentile", rng=np.random.default_rng(0))
-    interval = Interval(change_n - change_bp, float(result.confidence_interval.low),
-                        float(result.confidence_interval.high))
+    weights: dict[Hashable, float] = {}
+    for pairs, side in ((over_n, 1.0), (over_bp, -1.0)):
+        for i, j in pairs:
+            sign = side * np.sign(means[i] - means[j]) / len(pairs)
+            weights[columns[i]] = weights.get(columns[i], 0.0) + sign
+            weights[columns[j]] = weights.get(columns[j], 0.0) - sign
+    contrast = Contrast.of(scores, weights)
+    interval, verdict = _decide(contrast, seeds)
+    change_n = np.mean([abs(means[i] - means[j]) for i, j in over_n])
+    change_bp = np.mean([abs(means[i] - means[j]) for i, j in over_bp])
     measured = (f"{metric} moves {change_bp:.3f} when only B_p changes ({len(over_bp)} pairs) vs {change_n:.3f} "
                 f"when only n changes ({len(over_n)} pairs)")
-    return Finding(claim, measured, direction(interval),
-                   f"n-change minus B_p-change: {interval} ({_over(len(scores))})")
+    return Finding(claim, measured, verdict, f"n-change minus B_p-change: {interval} ({design(contrast, seeds)})")
 
 
-def piles_up(train_pass: pd.DataFrame, small_n: int, large_n: int, claim: str) -> Finding:
+def piles_up(train_pass: pd.DataFrame, small_n: int, large_n: int, claim: str,
+             seeds: SeedVariance | None) -> Finding:
     """Claim (Figure 12): at matched compute, the smaller n leaves more training problems
     at pass@1 = 0 and solves more to pass@1 = 1 than the larger n. `train_pass`:
     per-problem ``n``, ``rollouts``, ``id``, ``correct``, ``samples`` (and ``seed``) of one
     set's training problems, from `sweeps.run_train_pass`; compared at the largest compute
-    both n measured, problem by problem, each problem's shares averaged over seeds."""
+    both n measured, problem by problem and seed by seed."""
     both = set(train_pass.loc[train_pass["n"] == small_n, "rollouts"]) & set(
         train_pass.loc[train_pass["n"] == large_n, "rollouts"])
     if not both:
         return not_measured(claim, f"needs training-set pass counts of n = {small_n} and n = {large_n} at one compute")
     compute = max(both)
     at = train_pass[train_pass["rollouts"] == compute]
+    at = at if "seed" in at else at.assign(seed=0)
     shares = at.assign(stuck=(at["correct"] == 0).astype(float), solved=(at["correct"] == at["samples"]).astype(float))
-    per_problem_shares = shares.groupby(["n", "id"])[["stuck", "solved"]].mean()
-    paired = per_problem_shares.loc[small_n].merge(per_problem_shares.loc[large_n], left_index=True, right_index=True,
-                                                   suffixes=("_small", "_large"))
-    at_zero = paired_interval(paired["stuck_small"], paired["stuck_large"])
-    at_one = paired_interval(paired["solved_small"], paired["solved_large"])
+    contrasts, intervals = {}, {}
+    for share in ("stuck", "solved"):
+        table = shares.pivot_table(index=["seed", "id"], columns="n", values=share, aggfunc="mean")
+        contrasts[share] = Contrast.difference(table, small_n, large_n, problems="training")
+        intervals[share] = contrasts[share].interval(seeds)
+    mean = shares.groupby("n")[["stuck", "solved"]].mean()
     names = (f"n = {small_n}", f"n = {large_n}")
-    measured = (f"{compute:,.0f} rollouts; at pass@1 = 0: {paired['stuck_small'].mean():.0%} ({names[0]}) vs "
-                f"{paired['stuck_large'].mean():.0%} ({names[1]}); at 1: {paired['solved_small'].mean():.0%} vs "
-                f"{paired['solved_large'].mean():.0%}")
-    return Finding(claim, measured, combine([direction(at_zero), direction(at_one)]),
-                   f"share at 0, {names[0]} - {names[1]}: {at_zero}; at 1: {at_one} ({_over(len(paired))})")
+    measured = (f"{compute:,.0f} rollouts; at pass@1 = 0: {mean.loc[small_n, 'stuck']:.0%} ({names[0]}) vs "
+                f"{mean.loc[large_n, 'stuck']:.0%} ({names[1]}); at 1: {mean.loc[small_n, 'solved']:.0%} vs "
+                f"{mean.loc[large_n, 'solved']:.0%}")
+    return Finding(claim, measured, combine([direction(i) for i in intervals.values()]),
+                   f"share at 0, {names[0]} - {names[1]}: {intervals['stuck']}; at 1: {intervals['solved']} "
+                   f"({design(contrasts['stuck'], seeds)})")
 
 
-def wins_on_most(pairs: dict[str, tuple[np.ndarray, np.ndarray]], claim: str, names: tuple[str, str],
-                 metric: str) -> Finding:
-    """Claim: the first policy beats the second on most sets. `pairs`: set -> (first's,
-    second's per-problem scores). Reproduced when it wins beyond noise on more than half
-    the sets; not reproduced when it loses beyond noise on as many sets as it wins (at
-    least one); a tie when every set is a tie; partly when it wins on some, loses on
-    fewer, and falls short of a majority."""
-    if not pairs:
+def wins_on_most(contrasts: dict[str, Contrast | None], claim: str, names: tuple[str, str], metric: str,
+                 seeds: SeedVariance | None) -> Finding:
+    """Claim: the first policy beats the second on most sets. `contrasts`: set -> first
+    minus second (None where one was not scored). Reproduced when it wins beyond noise on
+    more than half the sets; not reproduced when it loses beyond noise on as many sets as
+    it wins (at least one); a tie when every set is a tie; partly when it wins on some,
+    loses on fewer, and falls short of a majority."""
+    contrasts = {name: c for name, c in contrasts.items() if c is not None and c.seeds}
+    if not contrasts:
         return not_measured(claim, "needs both policies scored on the validation sets")
-    intervals = {name: paired_interval(a, b) for name, (a, b) in pairs.items()}
+    intervals = {name: c.interval(seeds) for name, c in contrasts.items()}
     wins = sum(i.sign > 0 for i in intervals.values())
     losses = sum(i.sign < 0 for i in intervals.values())
-    verdict = (Verdict.REPRODUCED if 2 * wins > len(pairs) else Verdict.NOT_REPRODUCED if 0 < losses >= wins
+    verdict = (Verdict.REPRODUCED if 2 * wins > len(contrasts) else Verdict.NOT_REPRODUCED if 0 < losses >= wins
                else Verdict.TIE if wins == losses == 0 else Verdict.PARTLY)
-    measured = (f"{metric}, {names[0]} vs {names[1]}: "
-                + ", ".join(f"{s} {np.mean(a):.3f} vs {np.mean(b):.3f}" for s, (a, b) in pairs.items())
-                + f"; wins beyond noise on {wins} of {len(pairs)}, losses on {losses}")
-    sizes = sorted({len(a) for a, _ in pairs.values()})
+    measured = (f"{metric}, {names[0]} - {names[1]}: " + ", ".join(f"{s} {c.estimate:+.3f}" for s, c in contrasts.items())
+                + f"; wins beyond noise on {wins} of {len(contrasts)}, losses on {losses}")
     return Finding(claim, measured, verdict, "; ".join(f"{s}: {i}" for s, i in intervals.items())
-                   + f" ({_over(sizes[0]) if len(sizes) == 1 else '95% paired bootstrap over each set'})")
+                   + f" ({design(next(iter(contrasts.values())), seeds)})")
 
 
-def planner_regret(scores: pd.DataFrame, predicted: Hashable | None, claim: str, metric: str) -> Finding:
+def planner_regret(scores: pd.DataFrame, predicted: Hashable | None, claim: str, metric: str,
+                   seeds: SeedVariance | None) -> Finding:
     """Claim: the planner's choice is as good as the best candidate at the budget, a claim
     of no loss: a tie when the best's lead over it (the regret) is within noise, which it
     is by construction when the planner picked the best; not reproduced when the regret
@@ -365,8 +428,17 @@ def planner_regret(scores: pd.DataFrame, predicted: Hashable | None, claim: str,
     if predicted is None or predicted not in scores.columns or scores.shape[1] < 2:
         return not_measured(claim, "the planner could not be fitted" if predicted is None else
                             f"needs the predicted {_label(predicted)} and another finished run at the budget")
-    found = optimum(scores)
-    regret = paired_interval(scores[found.best], scores[predicted])
+    found = optimum(scores, seeds)
+    contrast = Contrast.difference(scores, found.best, predicted)
+    regret = contrast.interval(seeds)
     measured = (f"predicted {_label(predicted)} ({scores[predicted].mean():.3f} {metric}), "
                 f"best {_label(found.best)} ({found.value:.3f}): regret {regret.estimate:.3f}")
-    return Finding(claim, measured, direction(regret, claimed=-1), f"regret {regret} ({_over(len(scores))})")
+    return Finding(claim, measured, direction(regret, claimed=-1), f"regret {regret} ({design(contrast, seeds)})")
+
+
+def seeds_text(scores: pd.DataFrame) -> str:
+    """The seeds each candidate of `problem_scores` has, for a chapter's design note."""
+    by_count: dict[tuple[int, ...], list[str]] = {}
+    for column in scores.columns:
+        by_count.setdefault(tuple(seeds_of(scores, column)), []).append(_label(column))
+    return "; ".join(f"seeds {', '.join(map(str, seeds))}: {', '.join(labels)}" for seeds, labels in by_count.items())

@@ -1,36 +1,44 @@
-"""The statistics behind the verdicts: per-problem scores, paired-bootstrap and Welch
-intervals on differences, and the best candidate with those within noise of it.
+"""The statistics behind the verdicts: per-problem scores by seed, contrasts between
+candidates, intervals that hold both evaluation and training-seed noise, and the best
+candidate with those within noise of it.
 
-**Uncertainty.** Every run scores the same validation problems with the same random
-numbers, so two policies compare problem by problem: a difference of set-level scores
-is the mean of per-problem differences, and its 95% interval comes from a paired
-bootstrap over problems (`scipy.stats.bootstrap`, ``paired=True``, percentile method,
-2,000 resamples, a fixed seed so that a rebuild gives the same intervals). The interval
-holds the evaluation noise (which problems, which samples) of the trained policies
-compared; it does not hold the training noise of a seed (another seed trains another
-policy). With one seed a verdict says "these runs differ", not yet "this setting beats
-that one"; where a grid has several seeds, each problem's score is averaged over them
-first, which shrinks training noise but still leaves it out of the interval. Training
-statistics logged per update (entropy, response length) compare by Welch's t interval on
-the means of four consecutive blocks of each run's last quarter of updates (neighbouring
-updates are correlated; block means much less so).
+**Scores.** A run's score at a budget C is the mean of its evaluations within [C / 2, C]
+(with one evaluation per doubling: at C / 2 and at C), not its last point alone, the
+noisiest point of a curve. `problem_scores` keeps one row per (seed, problem): the unit a
+verdict is about is a training run, and the same seed in two arms means the same problem
+order and the same evaluation draws, so seeds pair across the arms that share them.
+
+**Contrasts.** A claim is decided by one pre-registered linear contrast of candidates'
+scores (first minus second; the large-n advantage's trend in log C; its value at the
+largest budget), a `Contrast`: per-(seed, problem) values on each problem set it reads.
+
+**Uncertainty.** The model is a two-way random effect: the contrast's value on seed s and
+problem p is ``delta + a_p + b_s + e_sp``, with problems (a_p) and training seeds (b_s,
+variance tau^2) both drawn from populations. Over S seeds and P problems its estimate has
+variance ``v_problems + tau^2 / S``, where ``v_problems`` is the variance over problems of
+the seed-averaged values over P. With two seeds a contrast's own tau^2 has one degree of
+freedom, so tau^2 is pooled: it is taken proportional to the contrast's one-seed
+evaluation variance (``tau^2 = ratio * v_one``, a dimensionless `SeedVariance`), the ratio
+measured on a chapter's multi-seed arms by the two-way ANOVA's method of moments and
+pooled over its contrasts (`grid_seed_variance`). A one-seed contrast borrows the ratio
+(the findings say from where). The 95% interval is Student's t with Welch-Satterthwaite
+degrees of freedom. More seeds only narrow it: no rule turns seeds into ties.
 
 **Optima.** `optimum` returns the best candidate (an n, or a (B_p, n) pair) and the
-candidates within noise of it (the best's lead over each is not resolved). Claims about
-where an optimum lies ("n* grows with C", "hard saturates at a smaller n* than easy")
-compare these sets: reproduced when every n in one lies beyond every n in the other.
-Each candidate is compared with the best at 95% on its own, without a correction for
-multiple comparisons: "within noise" is generous (a candidate is kept unless its deficit
-is resolved), "reproduced" asks every comparison to be resolved.
+candidates within noise of it (the best's lead over each is not resolved), each compared
+with the best at 95% on its own: "within noise" is generous. These sets are for tables;
+claims about where an optimum lies are decided by contrasts (`claims`).
 
-Metrics are `isobook.tasks.metrics.Metric` values (``evaluation.metric_name``), whose text is
-the run store's column (``val_avg@4``).
+Training statistics logged per update (entropy, response length) compare by Welch's t
+interval on the means of four consecutive blocks of each run's last quarter of updates.
+Metrics are `isobook.tasks.metrics.Metric` values (``evaluation.metric_name``), whose text
+is the run store's column (``val_avg@4``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -39,9 +47,13 @@ from scipy import stats
 from isobook.tasks.metrics import Metric
 
 CONFIDENCE = 0.95
-RESAMPLES = 2000
 Z = float(stats.norm.ppf(0.5 + CONFIDENCE / 2))  # 1.96: half-width of a normal 95% interval in standard errors
 BLOCKS = 4  # consecutive blocks of updates whose means the Welch interval compares
+READ_WINDOW = 2.0  # a run's score at C: the mean of its evaluations within [C / READ_WINDOW, C]
+VALIDATION = "validation"  # the problem set of a contrast read from one table of scores
+# Correlation of the variance estimates of two neighbouring differences (x1 - x2, x2 - x3) of
+# independent candidates: their correlation is -1/2, that of their sample variances its square.
+CHAIN_CORRELATION = 0.25
 
 
 @dataclass(frozen=True)
@@ -57,6 +69,10 @@ class Interval:
         """+1 or -1 when the interval excludes zero, else 0."""
         return 1 if self.low > 0 else -1 if self.high < 0 else 0
 
+    @property
+    def half_width(self) -> float:
+        return (self.high - self.low) / 2
+
     def __str__(self) -> str:
         return f"{self.estimate:+.3f} [{self.low:+.3f}, {self.high:+.3f}]"
 
@@ -71,50 +87,249 @@ class Optimum:
     runner_up: Interval | None  # the best's lead over the next candidate; None with one candidate
 
 
-# ---- per-problem scores and intervals -------------------------------------------------------------
+@dataclass(frozen=True)
+class SeedVariance:
+    """The seed-to-seed variance of a contrast as a multiple of one seed's evaluation
+    variance of it (``ratio * v_one``), pooled over `contrasts` contrasts measured on two or
+    more seeds (`dof` degrees of freedom), on the runs `source` names."""
+
+    ratio: float
+    dof: float  # effective degrees of freedom of the ratio's estimate
+    contrasts: int
+    source: str
+
+    def __str__(self) -> str:
+        return (f"seed-to-seed variance {self.ratio:.1f} x one seed's evaluation variance ({self.dof:.1f} df over {self.contrasts} "
+                f"multi-seed contrasts, {self.source})")
+
+
+# ---- per-problem scores ---------------------------------------------------------------------------
 
 
 def problem_scores(counts: pd.DataFrame, by: Sequence[str], metric: Metric,
                    rollouts: float | None = None) -> pd.DataFrame:
-    """Per-problem `metric` of each candidate (the `by` columns, e.g. ``["n"]``): rows are
-    problems (``id``) scored by every candidate, columns the candidates, each problem's
-    score averaged over seeds. # [problems, candidates]
+    """Per-problem `metric` of each candidate (the `by` columns, e.g. ``["n"]``) and seed:
+    rows (``seed``, ``id``), columns the candidates; NaN where a candidate lacks that
+    seed. # [seeds * problems, candidates]
 
     `counts`: per-problem counts with `by`, ``rollouts``, ``id``, ``correct``, ``samples``
-    (and ``seed``). Each run is read at its last evaluation, or with `rollouts` at its
-    latest evaluation within that compute after at least one update (a run whose first
-    update costs more is no candidate there)."""
+    (and ``seed``; seed 0 without). Each run is read at C, its last evaluation (with
+    `rollouts`: its latest within that compute after at least one update; a run whose first
+    update costs more is no candidate there), as the mean of its evaluations within
+    [C / 2, C]. Problems some candidate has no score for are left out."""
     if not isinstance(metric, Metric):
         raise TypeError(f"metric: {metric!r} is text; allowed: a Metric (evaluation.metric_name), which scores problems")
-    runs = [*by, "seed"] if "seed" in counts else list(by)
-    table = counts
+    table = counts if "seed" in counts else counts.assign(seed=0)
+    runs = [*by, "seed"]
+    table = table[table["rollouts"] > 0]
     if rollouts is not None:
-        table = counts[(counts["rollouts"] > 0) & (counts["rollouts"] <= rollouts * (1 + 1e-9))]
+        table = table[table["rollouts"] <= rollouts * (1 + 1e-9)]
     if table.empty:
         return pd.DataFrame()
     latest = table.groupby(runs)["rollouts"].transform("max")
-    table = table[table["rollouts"] == latest]
+    table = table[table["rollouts"] >= latest / READ_WINDOW * (1 - 1e-9)]
     correct, samples = table["correct"].to_numpy(), table["samples"].to_numpy()
     score = np.empty(len(table))
     for count in np.unique(samples):
         chosen = samples == count
         score[chosen] = metric.per_problem(correct[chosen], int(count))
-    scores = table.assign(score=score)
-    matrix = scores.pivot_table(index="id", columns=list(by), values="score", aggfunc="mean")
-    return matrix.dropna()
+    matrix = table.assign(score=score).pivot_table(index=["seed", "id"], columns=list(by), values="score",
+                                                   aggfunc="mean")
+    problems = matrix.notna().groupby(level="id").any().all(axis=1)  # scored by every candidate on some seed
+    return matrix[matrix.index.get_level_values("id").isin(problems[problems].index)]
 
 
-def paired_interval(first: np.ndarray, second: np.ndarray, seed: int = 0) -> Interval:
-    """Mean of `first - second` over paired problems, with its 95% paired-bootstrap interval."""
-    first, second = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
-    difference = first - second
-    estimate = float(difference.mean())
-    if np.ptp(difference) == 0:  # every resample gives the same mean
-        return Interval(estimate, estimate, estimate)
-    result = stats.bootstrap((first, second), lambda a, b, axis: np.mean(a - b, axis=axis), paired=True,
-                             vectorized=True, n_resamples=RESAMPLES, confidence_level=CONFIDENCE,
-                             method="percentile", rng=np.random.default_rng(seed))
-    return Interval(estimate, float(result.confidence_interval.low), float(result.confidence_interval.high))
+def seed_means(scores: pd.DataFrame) -> pd.DataFrame:
+    """`problem_scores` averaged over each candidate's seeds: rows problems. # [problems, candidates]"""
+    return scores.groupby(level="id").mean()
+
+
+def seeds_of(scores: pd.DataFrame, candidate: Hashable) -> list[int]:
+    """The seeds on which `candidate` (a column of `problem_scores`) has scores."""
+    present = scores[candidate].notna().groupby(level="seed").any()
+    return [int(s) for s in present[present].index]
+
+
+# ---- contrasts and their intervals ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Contrast:
+    """A linear combination of candidates' per-problem scores: on each problem set (the
+    key), its value per seed and problem. # {set: [seeds, problems]}
+
+    Terms on the same set add problem by problem (their covariance kept); terms on
+    different sets are independent evaluations. Seeds pair: a contrast holds the seeds
+    every term has."""
+
+    terms: Mapping[str, pd.DataFrame] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, scores: pd.DataFrame, weights: Mapping[Hashable, float], problems: str = VALIDATION) -> Contrast:
+        """``sum(weight * scores[candidate])`` on the seeds all weighted candidates share."""
+        columns = scores[list(weights)]
+        combined = sum(w * columns[c] for c, w in weights.items()).dropna()
+        return cls({problems: combined.unstack("id").dropna(axis=1)})
+
+    @classmethod
+    def difference(cls, scores: pd.DataFrame, first: Hashable, second: Hashable,
+                   problems: str = VALIDATION) -> Contrast:
+        """`first` minus `second`, problem by problem and seed by seed."""
+        return cls.of(scores, {first: 1.0, second: -1.0}, problems)
+
+    def __add__(self, other: Contrast) -> Contrast:
+        terms = dict(self.terms)
+        for key, values in other.terms.items():
+            if key in terms:
+                left, right = terms[key].align(values, join="inner")
+                terms[key] = left + right
+            else:
+                terms[key] = values
+        return Contrast(terms)
+
+    def __rmul__(self, weight: float) -> Contrast:
+        return Contrast({key: weight * values for key, values in self.terms.items()})
+
+    def __neg__(self) -> Contrast:
+        return -1.0 * self
+
+    def __sub__(self, other: Contrast) -> Contrast:
+        return self + -other
+
+    @property
+    def seeds(self) -> list[int]:
+        """The seeds every term has."""
+        shared = None
+        for values in self.terms.values():
+            own = set(values.index)
+            shared = own if shared is None else shared & own
+        return sorted(shared or ())
+
+    def values(self) -> list[np.ndarray]:
+        """Each term's values on the shared seeds. # [seeds, problems] each"""
+        seeds = self.seeds
+        return [values.loc[seeds].to_numpy(float) for values in self.terms.values() if values.shape[1]]
+
+    @property
+    def problems(self) -> int:
+        """Problems in the smallest term (0 for an empty contrast)."""
+        return min((v.shape[1] for v in self.values()), default=0) if self.seeds else 0
+
+    @property
+    def estimate(self) -> float:
+        return float(sum(v.mean() for v in self.values()))
+
+    def per_seed(self) -> np.ndarray:
+        """The contrast's value on each shared seed. # [seeds]"""
+        return sum(v.mean(axis=1) for v in self.values())
+
+    def variances(self) -> tuple[float, float]:
+        """(v_problems, v_one): the variance over problems of the seed-averaged estimate,
+        and the mean over seeds of one seed's evaluation variance (each over problems)."""
+        v_problems = v_one = 0.0
+        for v in self.values():
+            problems = v.shape[1]
+            if problems > 1:
+                v_problems += float(v.mean(axis=0).var(ddof=1)) / problems
+                v_one += float(v.var(axis=1, ddof=1).mean()) / problems
+        return v_problems, v_one
+
+    def seed_variance(self) -> float:
+        """The variance of this contrast's per-seed values (two or more seeds; NaN with
+        one): training-seed variance plus the part of one seed's evaluation noise that does
+        not average out over its problems."""
+        if len(self.seeds) < 2:
+            return float("nan")
+        return float(self.per_seed().var(ddof=1))
+
+    def interval(self, seeds: SeedVariance | None) -> Interval:
+        """The 95% interval with problem and training-seed variance (the module's model).
+        `seeds`: the pooled ratio; None uses this contrast's own tau^2 (two or more seeds)."""
+        count = len(self.seeds)
+        if count == 0 or self.problems == 0:
+            raise ValueError("contrast: no seed and problem shared by its candidates")
+        estimate = self.estimate
+        v_problems, v_one = self.variances()
+        if seeds is not None:
+            spread, dof = seeds.ratio * v_one, max(seeds.dof, 1.0)
+        elif count >= 2:
+            spread, dof = self.seed_variance(), count - 1
+        else:
+            raise ValueError("seeds: a one-seed contrast needs a pooled SeedVariance to borrow")
+        total = v_problems + spread / count
+        if total <= 0:
+            return Interval(estimate, estimate, estimate)
+        pieces = v_problems ** 2 / max(self.problems - 1, 1) + (spread / count) ** 2 / dof
+        df = total ** 2 / pieces if pieces > 0 else np.inf
+        half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, df)) * np.sqrt(total)
+        return Interval(estimate, estimate - half, estimate + half)
+
+
+def pooled_seed_variance(contrasts: Iterable[Contrast], source: str) -> SeedVariance | None:
+    """The ratio of seed-to-seed variance to one seed's evaluation variance, pooled over
+    `contrasts` with two or more seeds, weighted by their degrees of freedom (seeds - 1);
+    None without any."""
+    total, dof, used = 0.0, 0, 0
+    for contrast in contrasts:
+        count = len(contrast.seeds)
+        _, v_one = contrast.variances()
+        if count < 2 or v_one <= 0:
+            continue
+        total += (count - 1) * contrast.seed_variance() / v_one
+        dof, used = dof + count - 1, used + 1
+    if not dof:
+        return None
+    return SeedVariance(total / dof, dof, used, source)
+
+
+def grid_seed_variance(scores_by_budget: Mapping[float, pd.DataFrame], source: str) -> SeedVariance | None:
+    """The seed-variance ratio of a grid: at each budget (`problem_scores` there), the
+    contrasts of neighbouring candidates (in column order) on the seeds both have, pooled;
+    then the mean of the budgets' ratios. The same runs recur at every budget, so the
+    degrees of freedom are those of one budget (the largest count), not their sum."""
+    found = []
+    for scores in scores_by_budget.values():
+        columns = list(scores.columns)
+        pairs = [Contrast.difference(scores, a, b) for a, b in zip(columns, columns[1:])]
+        pooled = pooled_seed_variance(pairs, source)
+        if pooled is not None:  # neighbours share a candidate: their estimates correlate (CHAIN_CORRELATION)
+            chained = pooled.contrasts
+            found.append(replace(pooled, dof=pooled.dof / (1 + 2 * CHAIN_CORRELATION * (chained - 1) / chained)))
+    if not found:
+        return None
+    return SeedVariance(float(np.mean([f.ratio for f in found])), max(f.dof for f in found),
+                        max(f.contrasts for f in found), source)
+
+
+def combined_seed_variance(parts: Iterable[SeedVariance | None], source: str) -> SeedVariance | None:
+    """Several pooled ratios as one, weighted by their degrees of freedom."""
+    parts = [p for p in parts if p is not None]
+    if not parts:
+        return None
+    dof = sum(p.dof for p in parts)
+    return SeedVariance(sum(p.ratio * p.dof for p in parts) / dof, dof, sum(p.contrasts for p in parts), source)
+
+
+def resolvable_difference(scores: pd.DataFrame, seeds: SeedVariance | None) -> float:
+    """The smallest difference a design resolves: the median half-width of the 95%
+    intervals of neighbouring candidates' contrasts in `scores` (`problem_scores` at one
+    budget), each on the seeds it has. NaN with fewer than two candidates."""
+    columns = list(scores.columns)
+    widths = [Contrast.difference(scores, a, b).interval(seeds).half_width for a, b in zip(columns, columns[1:])]
+    return float(np.median(widths)) if widths else float("nan")
+
+
+def optimum(scores: pd.DataFrame, seeds: SeedVariance | None) -> Optimum:
+    """The candidate (column) with the highest mean score, and every candidate whose
+    deficit to it is within noise (its contrast's interval holding zero)."""
+    if scores.shape[1] == 0:
+        raise ValueError("scores: no candidate to choose from")
+    means = scores.mean()
+    best = means.idxmax()
+    leads = {c: Contrast.difference(scores, best, c).interval(seeds) for c in scores.columns if c != best}
+    tied = sorted([best, *(c for c, lead in leads.items() if lead.sign <= 0)])
+    runner_up = leads[max(leads, key=lambda c: means[c])] if leads else None
+    return Optimum(best, float(means[best]), tuple(tied), runner_up)
 
 
 def welch_interval(first: Sequence[float], second: Sequence[float]) -> Interval:
@@ -127,19 +342,6 @@ def welch_interval(first: Sequence[float], second: Sequence[float]) -> Interval:
         return Interval(estimate, estimate, estimate)
     low, high = stats.ttest_ind(first, second, equal_var=False).confidence_interval(CONFIDENCE)
     return Interval(estimate, float(low), float(high))
-
-
-def optimum(scores: pd.DataFrame) -> Optimum:
-    """The candidate (column) with the highest mean score, and every candidate whose
-    deficit to it is within noise (paired interval of best minus it holding zero)."""
-    if scores.shape[1] == 0:
-        raise ValueError("scores: no candidate to choose from")
-    means = scores.mean()
-    best = means.idxmax()
-    leads = {c: paired_interval(scores[best], scores[c]) for c in scores.columns if c != best}
-    tied = sorted([best, *(c for c, lead in leads.items() if lead.sign <= 0)])
-    runner_up = leads[max(leads, key=lambda c: means[c])] if leads else None
-    return Optimum(best, float(means[best]), tuple(tied), runner_up)
 
 
 # ---- logged training statistics -------------------------------------------------------------------
