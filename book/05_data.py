@@ -20,9 +20,11 @@
 # very easy validation splits.
 #
 # **How the verdicts are decided.** Every policy scores each validation split with the
-# same random numbers, so policies compare problem by problem (95% paired bootstrap over
-# that split's problems; one seed per run, so seed-to-seed training noise is not in the
-# interval); a difference inside its interval is a tie. "Very easy data does not help" is
+# same random numbers, so policies compare problem by problem. Each run is one seed, so
+# its 95% interval holds the evaluation noise and the seed-to-seed variance borrowed from
+# chapter 02's two-seed grid; a difference inside it is a tie. "A small set stops the
+# frontier at a smaller $n$" is decided by one contrast: the full set's large-$n$
+# advantage (largest minus smallest $n$) minus the small set's. "Very easy data does not help" is
 # a claim of no gain: a tie is what it predicts, a resolved loss confirms it, a resolved
 # gain refutes it.
 
@@ -35,12 +37,14 @@ data_fraction = 0.125  # the small training set's share of the easy set (paper: 
 
 # %%
 import pandas as pd
+from IPython.display import display
 
-from isobook.analysis.findings.claims import greater, optimum_above, optimum_of, wins_on_most
-from isobook.analysis.findings.statistics import problem_scores
+from isobook.analysis.findings.claims import greater, optimum_at_larger_n, wins_on_most
+from isobook.analysis.findings.statistics import Contrast, problem_scores, resolvable_difference
 from isobook.book.charts import curves_chart, panels, use_offline_renderer
 from isobook.book.kernel import chapter_config
-from isobook.book.pages import FindingsTable, runs_note, scale, table
+from isobook.book.pages import FindingsTable, design_note, runs_note, scale, table
+from isobook.book.seeds import book_seed_variance
 from isobook.config import BINNED_SETS
 from isobook.grpo.evaluation import metric_name
 from isobook.grpo.transfer import transfer_counts
@@ -103,20 +107,23 @@ table(pd.DataFrame([{"trained on": "base model" if t == "-" else t, "n": n,
 # ## Findings at our scale
 
 # %%
+seeds = book_seed_variance(config, avg)
 full_label, small_label = sizes
-findings = [optimum_above((full_label, *optimum_of(size_counts[size_counts["data"] == full_label], ["n"], avg)),
-                          (small_label, *optimum_of(size_counts[size_counts["data"] == small_label], ["n"], avg)),
-                          f"a small training set stops the frontier at a smaller n (Fig. 14; n in {{{small_n}, "
-                          f"{large_n}}}, {config.sweep.budget:,} rollouts)")]
+by_size = {label: problem_scores(size_counts[size_counts["data"] == label], ["n"], avg) for label in sizes}
+findings = [optimum_at_larger_n((full_label, by_size[full_label], "easy"), (small_label, by_size[small_label], "easy"),
+                                f"a small training set stops the frontier at a smaller n (Fig. 14; n in {{{small_n}, "
+                                f"{large_n}}}, {config.sweep.budget:,} rollouts)", seeds)]
 easy, hard = scores["easy"], scores["hard"]  # columns (train_set, n); the base model is ("-", 0)
-findings.append(greater(easy.get(("-", 0)), easy.get(("hard", large_n)),
-                        "training on hard problems only forgets easy ones (Fig. 15)",
-                        ("base model", f"hard-only, n = {large_n}"), f"{avg} on easy"))
-findings.append(greater(hard.get(("mix-tri", large_n)), hard.get(("mix-dual", large_n)),
+findings.append(greater(easy, ("-", 0), ("hard", large_n), "training on hard problems only forgets easy ones (Fig. 15)",
+                        ("base model", f"hard-only, n = {large_n}"), f"{avg} on easy", seeds))
+findings.append(greater(hard, ("mix-tri", large_n), ("mix-dual", large_n),
                         "very easy data does not help: mix-tri does not beat mix-dual on hard (Fig. 15)",
-                        (f"mix-tri, n = {large_n}", f"mix-dual, n = {large_n}"), f"{avg} on hard", claimed=-1))
-findings.append(wins_on_most({name: (s.get(("mix-dual", large_n)), s.get(("mix-dual", small_n)))
-                              for name, s in scores.items()},
+                        (f"mix-tri, n = {large_n}", f"mix-dual, n = {large_n}"), f"{avg} on hard", seeds, claimed=-1))
+mixture = ("mix-dual", large_n), ("mix-dual", small_n)
+findings.append(wins_on_most({name: Contrast.difference(s, *mixture, problems=name) if set(mixture) <= set(s.columns)
+                              else None for name, s in scores.items()},
                              "on a mixture, larger n wins on most validation sets at the budget (Fig. 15)",
-                             (f"mix-dual n = {large_n}", f"n = {small_n}"), avg))
+                             (f"mix-dual n = {large_n}", f"n = {small_n}"), avg, seeds))
+display(design_note(f"one seed per run (seed {config.sweep.seeds[0]})",
+                    resolvable_difference(by_size[full_label], seeds), seeds))
 FindingsTable(findings, "05_data", scale(config))

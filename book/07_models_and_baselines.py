@@ -24,13 +24,14 @@
 # three arms at our scale (`baseline` in the params) at matched sampling compute.
 #
 # **How the verdicts are decided.** Each model's runs score that model's validation
-# problems with the same random numbers, so its $n$ compare problem by problem (95% paired
-# bootstrap), and the two models' $n^*$ compare as sets of the $n$ within noise of each.
-# The gap compares a run with itself halfway and at the end: how much more its training
-# reward rose than its validation score (the training rise with a Welch interval on block
-# means of updates, the validation rise with a paired bootstrap, the two combined). The
-# baseline arms run on several seeds, each problem's score averaged over them before the
-# paired bootstrap; a seed whose own interval says the opposite makes the verdict a tie.
+# problems with the same random numbers, so its $n$ compare problem by problem. "The second
+# model peaks at a smaller $n^*$" is one contrast: the main model's large-$n$ advantage
+# (largest minus smallest $n$) minus the second's, each on its own validation problems. The
+# gap compares a run with itself halfway and at the end: how much more its training reward
+# rose than its validation score (the training rise with a Welch interval on block means
+# of updates, the validation rise as a contrast, the two combined). The baseline arms run
+# on two seeds, paired across arms. Every 95% interval holds evaluation and training-seed
+# noise, the seed-to-seed variance pooled over chapter 02's two-seed grid.
 
 # %% tags=["parameters"]
 params = "params/cpu.yaml"  # a preset from params/; the grid is its sweep section
@@ -49,12 +50,20 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from isobook.analysis.findings.claims import gap_widens, greater, optima_by_budget, optimum_above, optimum_of, set_text
-from isobook.analysis.findings.statistics import problem_scores
+from isobook.analysis.findings.claims import (
+    gap_widens,
+    greater,
+    optima_by_budget,
+    optimum_at_larger_n,
+    optimum_of,
+    set_text,
+)
+from isobook.analysis.findings.statistics import problem_scores, resolvable_difference
 from isobook.analysis.frontier import training_rewards
 from isobook.book.charts import curves_chart, gap_chart, histogram_chart, n_star_chart, panels, use_offline_renderer
 from isobook.book.kernel import chapter_config
-from isobook.book.pages import FindingsTable, runs_note, scale, table
+from isobook.book.pages import FindingsTable, design_note, runs_note, scale, table
+from isobook.book.seeds import book_seed_variance
 from isobook.config import BINNED_SETS
 from isobook.grpo.evaluation import metric_name
 from isobook.sets.build import prepare_sets
@@ -113,7 +122,8 @@ panels([curves_chart(part, avg, title=f"{label}: {set_name}, {avg}, B_p = {batch
         for label, part in points.groupby("model", sort=False)])
 
 # %%
-optima = pd.concat([optima_by_budget(part, ["n"], avg, budgets).assign(model=label)
+seeds = book_seed_variance(config, avg)
+optima = pd.concat([optima_by_budget(part, ["n"], avg, budgets, seeds).assign(model=label)
                     for label, part in counts.groupby("model", sort=False)], ignore_index=True)
 display(n_star_chart(optima, "model", title=f"{set_name}: n* by budget, both base models"))
 table(optima.assign(**{"n*": optima["n"].astype(str) + " " + optima["within noise"].map(set_text)})
@@ -149,9 +159,12 @@ table(final.assign(gap=final["reward"] - final[avg])[["model", "n", "rollouts", 
 # decoupled baseline (advantages from the mean and standard deviation of all $n$, the
 # gradient on a random `n_train` of them, "decoupled $n$/`n_train`"); and `n_train`
 # rollouts per problem alone, which makes $n$ / `n_train` times more updates for the same
-# compute. The first two differ only in how many samples carry a gradient; the last two in
-# the baseline, the number of updates and, as the recipe scales the learning rate with the
-# square root of the sampled batch, in a learning rate half as large for `n_train` alone.
+# compute. The decoupled arm's learning rate and warm-up follow the batch its gradient sees
+# ($B_p$ `n_train`), so update by update it has the `n_train` arm's learning rates: read at
+# the same number of updates $M$ (a quarter of the rollouts for 16/4), the two differ only in
+# the baseline. Against $n$ for both at matched compute (the same $M$), it differs in how
+# many samples carry a gradient and in the learning rate the square-root rule gives that
+# smaller batch.
 
 # %%
 b = config.baseline
@@ -182,24 +195,30 @@ table(per_seed.assign(**{f"{avg}, mean": per_seed.mean(axis=1)}).reset_index())
 
 # %%
 main_label, second_label = arms
-best = {label: optimum_of(counts[counts["model"] == label], ["n"], avg) for label in arms}
-findings = [optimum_above((main_label, *best[main_label]), (second_label, *best[second_label]),
-                          f"{set_name}: the second base model ({second_label}) peaks at a smaller n* than the main "
-                          f"one ({main_label}) at {config.sweep.budget:,} rollouts (Fig. 13)", floor=min(n_values))]
-found = best[second_label][0]
+final = {label: problem_scores(counts[counts["model"] == label], ["n"], avg) for label in arms}
+findings = [optimum_at_larger_n((main_label, final[main_label], main_label), (second_label, final[second_label],
+                                                                                second_label),
+                                f"{set_name}: the second base model ({second_label}) peaks at a smaller n* than the main "
+                                f"one ({main_label}) at {config.sweep.budget:,} rollouts (Fig. 13)", seeds)]
+found, _ = optimum_of(final[second_label], seeds)
 if found is not None:
     chosen = (history["model"] == second_label) & (history["n"] == found.best)
     findings.append(gap_widens(history[chosen], counts[(counts["model"] == second_label) & (counts["n"] == found.best)],
                                avg, f"{set_name}, {second_label} at its n* = {found.best}: over the second half the "
-                               "training reward pulls away from the validation reward (train-test gap, Fig. 13)"))
-scores = problem_scores(baseline_counts, ["arm"], avg)
-seed_scores = {seed: problem_scores(baseline_counts[baseline_counts["seed"] == seed], ["arm"], avg) for seed in b.seeds}
+                               "training reward pulls away from the validation reward (train-test gap, Fig. 13)", seeds))
 large, decoupled, small = arm_runs
-for upper, lower, why in ((large, decoupled, "most of a larger n's gain is exploration"),
-                          (decoupled, small, "a lower-variance baseline helps")):
-    both = {seed: (part[upper], part[lower]) for seed, part in seed_scores.items() if {upper, lower} <= set(part)}
-    findings.append(greater(scores.get(upper), scores.get(lower),
-                            f"{b.set}: {upper} beats {lower} at matched compute (the paper: {why}; App. C, Fig. 22)",
-                            (upper, lower), f"{avg}, mean of {len(b.seeds)} seeds", per_seed=both))
+equal_updates = config.sweep.budget * b.n_train // b.rollouts_per_problem  # the n_train arm's rollouts at the same M
+small_at_equal_m = f"{small} at {equal_updates:,} rollouts"
+arm_scores = pd.concat([problem_scores(baseline_counts, ["arm"], avg)[[large, decoupled]],
+                        problem_scores(baseline_counts[baseline_counts["arm"] == small], ["arm"], avg,
+                                       rollouts=equal_updates).rename(columns={small: small_at_equal_m})], axis=1)
+for upper, lower, why in ((large, decoupled, "at matched compute, the same M: most of a larger n's gain is "
+                           "exploration"),
+                          (decoupled, small_at_equal_m, "at the same M and learning rate: a lower-variance baseline "
+                           "helps")):
+    findings.append(greater(arm_scores, upper, lower, f"{b.set}: {upper} beats {lower} ({why}; App. C, Fig. 22)",
+                            (upper, lower), f"{avg}, {len(b.seeds)} seeds", seeds))
+display(design_note(f"the two models: one seed per n (seed {config.sweep.seeds[0]}); the baseline arms: seeds "
+                    f"{', '.join(map(str, b.seeds))}", resolvable_difference(arm_scores, seeds), seeds))
 FindingsTable(findings, "07_models_and_baselines", scale(config) + "; baseline arms: seeds "
               + ", ".join(str(seed) for seed in b.seeds))

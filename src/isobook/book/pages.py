@@ -22,6 +22,7 @@ import pandas as pd
 from IPython.display import Markdown
 from pandas.io.formats.style import Styler
 
+from isobook.analysis.findings.statistics import SeedVariance
 from isobook.analysis.findings.verdicts import Finding, Verdict
 from isobook.config import Config
 
@@ -97,6 +98,18 @@ def scale(config: Config, budget: int | None = None) -> str:
     seeds = ", ".join(str(s) for s in sweep.seeds)
     return (f"{budget or sweep.budget:,} rollouts per run; {ev.validation_problems} validation problems x "
             f"{ev.samples} samples; seed{'s' if len(sweep.seeds) > 1 else ''} {seeds}")
+
+
+def design_note(seeds_used: str, resolvable: float, seeds: SeedVariance | None) -> Markdown:
+    """What a chapter's design can resolve, in a sentence above its findings: the seeds it
+    trained, the smallest difference of two candidates its intervals resolve (half-width of
+    a 95% interval), and the seed variance they hold."""
+    variance = f"The intervals hold {seeds}." if seeds is not None else \
+        "No seed variance was measured (no design with two seeds finished): every interval holds evaluation noise only."
+    resolved = f"a difference of two candidates is resolved from about {resolvable:.3f}" if resolvable == resolvable \
+        else "no two candidates finished"
+    return Markdown(f"**Design.** {seeds_used}; {resolved} (the half-width of its 95% interval). {variance} "
+                    "A tie means the difference is smaller than that, not that there is none.")
 
 
 def verdict_style(verdict: str) -> str:

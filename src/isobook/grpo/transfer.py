@@ -33,7 +33,8 @@ from isobook.tasks import Problem, make_task
 def transfer_counts(configs: list[Config], set_names: Sequence[str]) -> pd.DataFrame:
     """Per-problem correct counts of the base model and of every finished run's policy at
     its config's budget in `configs` on each set in `set_names`: one row per (``run``,
-    ``train_set``, ``n``, ``rollouts``, ``set``, ``id``) with ``correct`` and ``samples``.
+    ``train_set``, ``n``, ``seed``, ``rollouts``, ``set``, ``id``) with ``correct`` and
+    ``samples`` (the base model's rows repeated on every seed of `configs`: no seed trains it).
     Every policy draws with the same seed, so counts pair problem by problem across
     policies. Counts are kept as ``transfer-<set>-<hash>.json`` (in the run's folder for
     ``policy/``, inside ``policies/<rollouts>/`` for a kept one) and reused while the policy
@@ -60,9 +61,10 @@ def transfer_counts(configs: list[Config], set_names: Sequence[str]) -> pd.DataF
                                  "budget, book.budgets), or build the book at the smaller budget first in a fresh "
                                  "outputs folder")
             policies.append(({"run": run_name(config), "train_set": config.train.set,
-                              "n": config.train.rollouts_per_problem, "rollouts": rollouts},
+                              "n": config.train.rollouts_per_problem, "seed": config.train.seed, "rollouts": rollouts},
                              weights, folder if weights.name == "policy" else weights))
     task, seed = make_task(first.task), step_seed(first.train.seed, Seed.EVALUATION, 0)
+    seeds = sorted({config.train.seed for config in configs})
     cache_names = {name: transfer_cache_name(first, name) for name in set_names}
 
     @functools.cache
@@ -85,6 +87,8 @@ def transfer_counts(configs: list[Config], set_names: Sequence[str]) -> pd.DataF
             cached = cached_json(cache / cache_names[name],
                                  lambda kept: "correct" in kept and kept["rollouts"] == identity["rollouts"], score)
             ids = [problem.id for problem in validation(name)]
-            frames.append(pd.DataFrame({**identity, "set": name, "id": ids, "correct": cached["correct"],
-                                        "samples": ev.samples}))
+            # The base model is trained by no seed: its counts stand on every seed the runs have.
+            for seed in (seeds if identity["run"] == "base" else [identity["seed"]]):
+                frames.append(pd.DataFrame({**identity, "seed": seed, "set": name, "id": ids,
+                                            "correct": cached["correct"], "samples": ev.samples}))
     return pd.concat(frames, ignore_index=True)

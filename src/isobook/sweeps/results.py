@@ -81,3 +81,12 @@ def run_train_pass(configs: list[Config], labels: Sequence[dict[str, object]] | 
     ``pass_at_1`` = correct / samples (and the `labels` columns, as in `run_history`)."""
     table = run_counts(configs, "train_pass", labels)
     return table.drop(columns="step").assign(pass_at_1=table["correct"] / table["samples"])
+
+
+def mean_over_seeds(points: pd.DataFrame) -> pd.DataFrame:
+    """`sweep_points` (or `run_points`) averaged over seeds at each evaluation of each grid
+    point and label: one curve per (set, B_p, n, labels), ``seeds`` the number averaged."""
+    values = [c for c in points.columns if c == "tokens" or c.startswith("val_")]
+    keys = [c for c in points.columns if c not in (*values, "seed", "step")]
+    grouped = points.groupby(keys, as_index=False, sort=False)
+    return grouped[values].mean().merge(grouped["seed"].nunique().rename(columns={"seed": "seeds"}), on=keys)

@@ -26,11 +26,11 @@ import pandas as pd
 
 from isobook.analysis.findings.statistics import (
     BLOCKS,
-    Z,
     Contrast,
     Interval,
     Optimum,
     SeedVariance,
+    Z,
     block_means,
     last_quarter,
     optimum,
@@ -220,8 +220,9 @@ def optima_by_budget(counts: pd.DataFrame, by: Sequence[str], metric: Metric, bu
 
 def large_n_advantage(scores: pd.DataFrame, level: str = "n", problems: str = "validation") -> Contrast | None:
     """Score of the largest `level` minus the smallest, as a `Contrast`. Where the columns
-    are (B_p, n) pairs, the mean over the B_p that have both their own largest and smallest
-    n of that difference. None where no candidate pair exists."""
+    are (B_p, n) pairs, the mean over the B_p with two or more n of that difference within
+    each B_p (at a fixed batch, where each B_p has one n, the largest-n split minus the
+    smallest). None where no candidate pair exists."""
     columns = scores.columns
     if not isinstance(columns, pd.MultiIndex):
         values = sorted(columns)
@@ -230,6 +231,8 @@ def large_n_advantage(scores: pd.DataFrame, level: str = "n", problems: str = "v
     groups: dict[tuple, list] = {}
     for key in columns:
         groups.setdefault(tuple(v for i, v in enumerate(key) if i != position), []).append(key)
+    if all(len(keys) < 2 for keys in groups.values()):  # one n per B_p (a fixed batch): the splits themselves
+        groups = {(): list(columns)}
     pairs = [(max(keys, key=lambda k: k[position]), min(keys, key=lambda k: k[position]))
              for keys in groups.values() if len(keys) >= 2]
     if not pairs:

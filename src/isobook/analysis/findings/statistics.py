@@ -116,14 +116,14 @@ def problem_scores(counts: pd.DataFrame, by: Sequence[str], metric: Metric,
     (and ``seed``; seed 0 without). Each run is read at C, its last evaluation (with
     `rollouts`: its latest within that compute after at least one update; a run whose first
     update costs more is no candidate there), as the mean of its evaluations within
-    [C / 2, C]. Problems some candidate has no score for are left out."""
+    [C / 2, C] (a base model, at 0, is its own score). Problems some candidate has no score
+    for are left out."""
     if not isinstance(metric, Metric):
         raise TypeError(f"metric: {metric!r} is text; allowed: a Metric (evaluation.metric_name), which scores problems")
     table = counts if "seed" in counts else counts.assign(seed=0)
     runs = [*by, "seed"]
-    table = table[table["rollouts"] > 0]
     if rollouts is not None:
-        table = table[table["rollouts"] <= rollouts * (1 + 1e-9)]
+        table = table[(table["rollouts"] > 0) & (table["rollouts"] <= rollouts * (1 + 1e-9))]
     if table.empty:
         return pd.DataFrame()
     latest = table.groupby(runs)["rollouts"].transform("max")
