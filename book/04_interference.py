@@ -249,7 +249,7 @@ knob_optima, seed_optima = [], {}
 for (arm, set_name), part in knob_counts.groupby(["knob", "set"], sort=False):
     knob_optima.append(optima_by_budget(part, ["n"], avg, budgets, seeds).assign(knob=arm, set=set_name))
     seed_optima[arm, set_name] = {seed: optima_by_budget(part[part["seed"] == seed], ["n"], avg, budgets, seeds)
-                                  for seed in knob.seeds}
+                                  for seed in sorted(part["seed"].unique())}  # the seeds trained (sweep.seed_shift)
 knob_optima = pd.concat(knob_optima, ignore_index=True)
 display(runs_note(knob_outcomes))
 mean_points = knob_points.groupby(["knob", "set", "n", "rollouts"], as_index=False)[avg].mean()
@@ -287,8 +287,9 @@ train_pass = run_train_pass([run for run, _ in extremes], [label for _, label in
 if not train_pass.empty:
     train_pass["dialect"] = [dialect[arm].get(problem, "standard") for arm, problem in
                              zip(train_pass["knob"], train_pass["id"])]
-    first_seed = train_pass[train_pass["seed"] == knob.seeds[0]]
-    display(panels([pass_chart(part, title=f"{set_name}, {arm}: pass@1 of training problems, seed {knob.seeds[0]}",
+    first_seed = train_pass[train_pass["seed"] == train_pass["seed"].min()]
+    display(panels([pass_chart(part, title=f"{set_name}, {arm}: pass@1 of training problems, seed "
+                               f"{train_pass['seed'].min()}",
                                color="dialect") for (set_name, arm), part in first_seed.groupby(["set", "knob"],
                                                                                               sort=False)],
                    columns=2, shared_legend=True))

@@ -6,6 +6,7 @@
     isobook sweep --params params/cpu.yaml "sweep.rollouts_per_problem=[4, 8, 16]" sweep.workers=2
     isobook book --params params/smoke.yaml                 # execute the chapters, build the HTML book
     isobook config --params params/smoke.yaml train.set=hard   # the resolved config, every field explained
+    isobook compare outputs/book outputs/book-replicate    # two builds' findings, row by row
 
 Any ``section.field=value`` after the command overrides the params file. Input the user can
 fix (a bad params file or override, a set or run folder that cannot be read) ends in one
@@ -35,6 +36,7 @@ COMMANDS = {
     "sweep": "a grid of GRPO runs (sweep.*), locally or on Ray",
     "book": "execute every chapter with papermill and build the HTML book",
     "config": "print the resolved config: every field, its value, help and allowed values",
+    "compare": "two built books, finding by finding: verdicts and deciding contrasts within their intervals",
 }
 
 
@@ -52,10 +54,15 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     for name, text in COMMANDS.items():
         command = commands.add_parser(name, help=text)
+        if name == "compare":
+            command.add_argument("books", nargs=2, type=Path, help="two built book folders (outputs/book)")
+            continue
         command.add_argument("--params", help="YAML params file (e.g. params/cpu.yaml)")
         command.add_argument("overrides", nargs="*", help="section.field=value overrides")
     args = parser.parse_args(argv)
     try:
+        if args.command == "compare":
+            return _compare(*args.books)
         return _run(args.command, args.params, args.overrides)
     except (ConfigError, StoreError) as error:
         print(f"isobook: {error}", file=sys.stderr)
@@ -114,6 +121,21 @@ def _run(command: str, params: str | None, overrides: list[str]) -> int:
         print_sets_summary(result.summary)
         state = "reused" if result.cached else "built"
         print(f"sets {state} in {time.perf_counter() - began:.1f} s: {result.folder.resolve()}")
+    return 0
+
+
+def _compare(first: Path, second: Path) -> int:
+    """Print two builds' findings side by side and the summary line."""
+    import pandas as pd
+
+    from isobook.book.compare import compare_builds, summary
+
+    comparison = compare_builds(first, second)
+    columns = ["chapter", "claim", "verdict_1", "verdict_2", "estimate_1", "half_width_1", "estimate_2",
+               "half_width_2", "consistent"]
+    with pd.option_context("display.max_rows", None, "display.max_colwidth", 60, "display.width", 200):
+        print(comparison[columns].to_string(index=False, float_format=lambda v: f"{v:+.3f}"))
+    print(summary(comparison))
     return 0
 
 

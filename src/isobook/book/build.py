@@ -168,9 +168,10 @@ def chapters_at_once(config: Config) -> int:
 
 
 def execute_chapters(parameters: dict[str, dict], default_budget: int, outputs: Path,
-                     root: Path = ROOT, at_once: int = 1) -> list[Path]:
+                     root: Path = ROOT, at_once: int = 1, book: str = "book") -> list[Path]:
     """Execute every chapter with its `parameters` (`chapter_parameters`) into
-    ``<outputs>/book/notebooks/``; returns the notebooks in the book's order.
+    ``<outputs>/<book>/notebooks/`` (`book`: ``book.folder``); returns the notebooks in the
+    book's order.
 
     Chapters run round by round (`budget_rounds`), up to `at_once` of a round at a time,
     each in a process of its own (its kernel runs its sweeps with their own workers). Two at
@@ -180,7 +181,7 @@ def execute_chapters(parameters: dict[str, dict], default_budget: int, outputs: 
     asks for the same budget, so the executed notebooks do not depend on `at_once`. A
     chapter that fails stops the build: no chapter starts after it, and its error is raised
     once the chapters beside it have finished."""
-    folder = outputs / "book" / "notebooks"
+    folder = outputs / book / "notebooks"
     folder.mkdir(parents=True, exist_ok=True)
     executed: dict[str, Path] = {}
     with tqdm(total=len(chapters(root)), desc=f"chapters ({at_once} at once)", unit="chapter") as progress:
@@ -339,7 +340,7 @@ def vendor_mathjax(folder: Path) -> Path | None:
 
 
 def build_book(params: str, overrides: list[str], root: Path = ROOT) -> Path:
-    """Execute the chapters and build the HTML book into ``<system.outputs>/book/``; returns
+    """Execute the chapters and build the HTML book into ``<system.outputs>/<book.folder>/``; returns
     the built ``index.html``. The params (book.budgets included) are checked before anything trains."""
     params = str(Path(params).resolve())  # chapters run in `root`
     config = load_config(params, overrides)
@@ -347,14 +348,16 @@ def build_book(params: str, overrides: list[str], root: Path = ROOT) -> Path:
     parameters = chapter_parameters(params, overrides, config, root)
     prepare_arms(book_arms(replace(config, system=replace(config.system, outputs=str(outputs))), root),
                  outputs / "logs")
-    notebooks = execute_chapters(parameters, config.sweep.budget, outputs, root, chapters_at_once(config))
-    source = outputs / "book" / "src"
+    notebooks = execute_chapters(parameters, config.sweep.budget, outputs, root, chapters_at_once(config),
+                                 config.book.folder)
+    book = outputs / config.book.folder
+    source = book / "src"
     if source.exists():
         shutil.rmtree(source)
     (source / "book").mkdir(parents=True)
     shutil.copy(root / "_toc.yml", source / "_toc.yml")
     book_config = yaml.safe_load((root / "_config.yml").read_text())
-    mathjax = vendor_mathjax(outputs / "book" / "vendor")
+    mathjax = vendor_mathjax(book / "vendor")
     if mathjax is not None:
         # Copied beside the pages, not into _static (Jupyter Book adds a script tag for every
         # .js file there); the path below is taken relative to _static.
@@ -368,13 +371,13 @@ def build_book(params: str, overrides: list[str], root: Path = ROOT) -> Path:
         shutil.copy(notebook, source / "book" / notebook.name)
     for page in text_pages(root):
         shutil.copy(root / f"{page}.md", source / f"{page}.md")
-    build = outputs / "book" / "build"
+    build = book / "build"
     if build.exists():  # Sphinx keeps files a source no longer has; build afresh
         shutil.rmtree(build)
     jupyter_book = Path(sys.executable).with_name("jupyter-book")  # the CLI installed beside this Python
     subprocess.run([str(jupyter_book), "build", str(source), "--path-output", str(build)],
                    check=True, stdout=subprocess.DEVNULL)
-    html = outputs / "book" / "html"
+    html = book / "html"
     if html.exists():
         shutil.rmtree(html)
     shutil.copytree(build / "_build" / "html", html)

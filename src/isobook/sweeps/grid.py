@@ -46,7 +46,7 @@ def _sweep_run(config: Config, set_name: str, batch_problems: int, n: int, seed:
     system = replace(config.system, threads=config.sweep.threads_per_worker,
                      outputs=str(Path(config.system.outputs).resolve()))
     train = replace(config.train, set=set_name, batch_problems=batch_problems, rollouts_per_problem=n,
-                    seed=seed, budget=budget)
+                    seed=seed + config.sweep.seed_shift, budget=budget)
     return replace(config, train=train, system=system)
 
 

@@ -35,7 +35,6 @@ from isobook.analysis.findings.statistics import (
     last_quarter,
     optimum,
     problem_scores,
-    seeds_of,
     welch_interval,
 )
 from isobook.analysis.findings.verdicts import (
@@ -101,7 +100,9 @@ def best_candidate(scores: pd.DataFrame, claimed: Hashable, claim: str, metric: 
     verdict = combine([direction(lead) for lead in leads.values()])
     measured = f"{metric}: " + ", ".join(f"{_label(c)} {means[c]:.3f}" for c in scores.columns)
     uncertainty = "; ".join(f"{_label(claimed)} - {_label(c)}: {lead}" for c, lead in leads.items())
-    return Finding(claim, measured, verdict, f"{uncertainty} ({design(next(iter(contrasts.values())), seeds)})")
+    closest = min(leads.values(), key=lambda lead: lead.estimate)  # the lead over the strongest competitor
+    return Finding(claim, measured, verdict, f"{uncertainty} ({design(next(iter(contrasts.values())), seeds)})",
+                   closest)
 
 
 def greater(scores: pd.DataFrame, first: Hashable, second: Hashable, claim: str, names: tuple[str, str],
@@ -119,7 +120,7 @@ def greater(scores: pd.DataFrame, first: Hashable, second: Hashable, claim: str,
     per_seed = contrast.per_seed()
     each = "" if len(per_seed) < 2 else "; by seed: " + ", ".join(f"{v:+.3f}" for v in per_seed)
     return Finding(claim, measured, verdict,
-                   f"{names[0]} - {names[1]}: {interval}{each} ({design(contrast, seeds)})")
+                   f"{names[0]} - {names[1]}: {interval}{each} ({design(contrast, seeds)})", interval)
 
 
 def training_statistic_rises(first: pd.DataFrame, second: pd.DataFrame, columns: Sequence[str], claim: str,
@@ -139,7 +140,7 @@ def training_statistic_rises(first: pd.DataFrame, second: pd.DataFrame, columns:
     updates = min(len(a) for a, _ in parts.values())
     return Finding(claim, measured, combine([direction(i, claimed) for i in intervals.values()]),
                    f"{uncertainty} (95% Welch interval on {min(BLOCKS, updates)} block means of the last "
-                   f"{updates} updates of one run each)")
+                   f"{updates} updates of one run each)", next(iter(intervals.values())))
 
 
 def gap_widens(history: pd.DataFrame, counts: pd.DataFrame, metric: Metric, claim: str,
@@ -189,7 +190,7 @@ def gap_widens(history: pd.DataFrame, counts: pd.DataFrame, metric: Metric, clai
     return Finding(claim, measured, direction(interval),
                    f"gap widening: {interval} (training rise {training}, 95% Welch interval on block means of "
                    f"{len(windows[halfway])} and {len(windows[final])} updates; validation rise {validation}, "
-                   f"{design(validation_contrast, seeds)})")
+                   f"{design(validation_contrast, seeds)})", interval)
 
 
 def scores_by_budget(counts: pd.DataFrame, by: Sequence[str], metric: Metric,
@@ -271,7 +272,8 @@ def n_star_grows(by_budget: Mapping[float, pd.DataFrame], claim: str, seeds: See
     measured = (f"{level} = {values[-1]:g} minus {level} = {values[0]:g}: "
                 + ", ".join(f"{b:,.0f}: {advantages[b].estimate:+.3f}" for b in budgets))
     return Finding(claim, measured, verdict,
-                   f"trend per doubling {trend}; at {budgets[-1]:,.0f}: {final} ({design(final_contrast, seeds)})")
+                   f"trend per doubling {trend}; at {budgets[-1]:,.0f}: {final} ({design(final_contrast, seeds)})",
+                   trend)
 
 
 def optimum_at_larger_n(upper: tuple[str, pd.DataFrame, str], lower: tuple[str, pd.DataFrame, str], claim: str,
@@ -293,7 +295,7 @@ def optimum_at_larger_n(upper: tuple[str, pd.DataFrame, str], lower: tuple[str, 
     measured = "; ".join(f"{name}: {level}* = {_label(o.best)} ({o.value:.3f}), large-{level} advantage "
                          f"{a.estimate:+.3f}" for (name, o), a in zip(best.items(), advantages))
     return Finding(claim, measured, verdict,
-                   f"advantage {upper_name} - {lower_name}: {interval} ({design(contrast, seeds)})")
+                   f"advantage {upper_name} - {lower_name}: {interval} ({design(contrast, seeds)})", interval)
 
 
 def optimum_above(upper: tuple[str, Optimum | None, Sequence[float]],
@@ -366,7 +368,8 @@ def spread_comparison(scores: pd.DataFrame, claim: str, metric: str, seeds: Seed
     change_bp = np.mean([abs(means[i] - means[j]) for i, j in over_bp])
     measured = (f"{metric} moves {change_bp:.3f} when only B_p changes ({len(over_bp)} pairs) vs {change_n:.3f} "
                 f"when only n changes ({len(over_n)} pairs)")
-    return Finding(claim, measured, verdict, f"n-change minus B_p-change: {interval} ({design(contrast, seeds)})")
+    return Finding(claim, measured, verdict, f"n-change minus B_p-change: {interval} ({design(contrast, seeds)})",
+                   interval)
 
 
 def piles_up(train_pass: pd.DataFrame, small_n: int, large_n: int, claim: str,
@@ -396,7 +399,7 @@ def piles_up(train_pass: pd.DataFrame, small_n: int, large_n: int, claim: str,
                 f"{mean.loc[large_n, 'solved']:.0%}")
     return Finding(claim, measured, combine([direction(i) for i in intervals.values()]),
                    f"share at 0, {names[0]} - {names[1]}: {intervals['stuck']}; at 1: {intervals['solved']} "
-                   f"({design(contrasts['stuck'], seeds)})")
+                   f"({design(contrasts['stuck'], seeds)})", intervals["stuck"])
 
 
 def wins_on_most(contrasts: dict[str, Contrast | None], claim: str, names: tuple[str, str], metric: str,
@@ -436,12 +439,6 @@ def planner_regret(scores: pd.DataFrame, predicted: Hashable | None, claim: str,
     regret = contrast.interval(seeds)
     measured = (f"predicted {_label(predicted)} ({scores[predicted].mean():.3f} {metric}), "
                 f"best {_label(found.best)} ({found.value:.3f}): regret {regret.estimate:.3f}")
-    return Finding(claim, measured, direction(regret, claimed=-1), f"regret {regret} ({design(contrast, seeds)})")
+    return Finding(claim, measured, direction(regret, claimed=-1), f"regret {regret} ({design(contrast, seeds)})",
+                   regret)
 
-
-def seeds_text(scores: pd.DataFrame) -> str:
-    """The seeds each candidate of `problem_scores` has, for a chapter's design note."""
-    by_count: dict[tuple[int, ...], list[str]] = {}
-    for column in scores.columns:
-        by_count.setdefault(tuple(seeds_of(scores, column)), []).append(_label(column))
-    return "; ".join(f"seeds {', '.join(map(str, seeds))}: {', '.join(labels)}" for seeds, labels in by_count.items())

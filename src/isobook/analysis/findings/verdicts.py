@@ -39,10 +39,14 @@ class Finding:
     measured: str  # our numbers
     verdict: Verdict
     uncertainty: str  # the interval(s) that decided the verdict
+    deciding: Interval | None = None  # the claim's deciding contrast (what two builds compare)
 
-    def row(self) -> dict[str, str]:
-        return {"claim": self.claim, "measured": self.measured, "verdict": str(self.verdict),
-                "uncertainty": self.uncertainty}
+    def row(self) -> dict[str, object]:
+        row: dict[str, object] = {"claim": self.claim, "measured": self.measured, "verdict": str(self.verdict),
+                                  "uncertainty": self.uncertainty}
+        if self.deciding is not None:
+            row["deciding"] = [self.deciding.estimate, self.deciding.low, self.deciding.high]
+        return row
 
 
 def not_measured(claim: str, what: str) -> Finding:

@@ -1,0 +1,62 @@
+"""`isobook compare`: two built books' findings, row by row, and the replicate preset's seeds."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from isobook.analysis.findings.statistics import Interval
+from isobook.analysis.findings.verdicts import Finding, Verdict
+from isobook.book.compare import compare_builds, summary
+from isobook.book.pages import FindingsTable
+from isobook.cli import main
+from isobook.config import load_config
+from isobook.sweeps import grid_run, sweep_configs
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def built_book(folder: Path, findings: list[Finding]) -> Path:
+    """A book folder whose one executed chapter shows `findings` (as `FindingsTable` writes them)."""
+    (folder / "notebooks").mkdir(parents=True)
+    table = FindingsTable(findings, "02_n_versus_m", "test scale")
+    output = {"output_type": "display_data", "data": {"text/plain": "table"}, "metadata": table.metadata()}
+    notebook = {"cells": [{"cell_type": "code", "source": "", "outputs": [output]}], "metadata": {}, "nbformat": 4,
+                "nbformat_minor": 5}
+    (folder / "notebooks" / "02_n_versus_m.ipynb").write_text(json.dumps(notebook))
+    return folder
+
+
+def finding(claim: str, verdict: Verdict, estimate: float, half: float) -> Finding:
+    return Finding(claim, "-", verdict, "-", Interval(estimate, estimate - half, estimate + half))
+
+
+def test_two_builds_compare_by_verdict_and_by_their_deciding_contrasts(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture) -> None:
+    first = built_book(tmp_path / "a", [finding("grows", Verdict.REPRODUCED, 0.05, 0.03),
+                                        finding("peaks", Verdict.TIE, 0.00, 0.02),
+                                        finding("flips", Verdict.REPRODUCED, 0.04, 0.01)])
+    second = built_book(tmp_path / "b", [finding("grows", Verdict.TIE, 0.02, 0.03),  # 0.03 apart < 0.042
+                                         finding("peaks", Verdict.TIE, 0.01, 0.02),
+                                         finding("flips", Verdict.NOT_REPRODUCED, -0.03, 0.01)])  # 0.07 > 0.014
+    comparison = compare_builds(first, second).set_index("claim")
+    assert comparison["agree"].to_dict() == {"grows": False, "peaks": True, "flips": False}
+    assert comparison["consistent"].to_dict() == {"grows": True, "peaks": True, "flips": False}
+    assert comparison["opposite"].to_dict() == {"grows": False, "peaks": False, "flips": True}
+    line = summary(comparison.reset_index())
+    assert line == "1 of 3 verdicts agree; deciding contrasts consistent on 2 of 3 (67%); 1 resolved in opposite directions"
+    assert main(["compare", str(first), str(second)]) == 0
+    assert capsys.readouterr().out.strip().endswith(line)
+
+
+def test_a_folder_without_a_built_book_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["compare", str(tmp_path), str(tmp_path)]) == 2
+    assert capsys.readouterr().err.startswith(f"isobook: {tmp_path}: no executed chapters")
+
+
+def test_the_replicate_preset_shifts_every_runs_seed_and_keeps_base_models_and_sets() -> None:
+    default = load_config(ROOT / "params" / "cpu.yaml")
+    replicate = load_config(ROOT / "params" / "replicate.yaml")
+    assert [c.train.seed for c in sweep_configs(replicate)] == [c.train.seed + 100 for c in sweep_configs(default)]
+    assert grid_run(replicate, "hard", 8, 4, seed=1).train.seed == 101
+    assert replicate.system.seed == default.system.seed and replicate.book.folder == "book-replicate"
