@@ -22,8 +22,9 @@
 # **How the verdicts are decided.** A run's score at a budget is the mean of its
 # evaluations at half that budget and at it. Two cells compare problem by problem, and
 # the 95% interval of their difference holds both evaluation noise and training-seed
-# noise: each cell here is one trained run (one seed), so it borrows the seed-to-seed
-# variance measured on chapter 02's two-seed grid (the findings name it). A cell is "best"
+# noise: the base-LR grid runs on two seeds, paired across learning rates; the other cells
+# are one trained run each. All use the seed-to-seed variance measured on chapter 02's
+# two-seed grid (the findings name it). A cell is "best"
 # only where it leads every other beyond that interval. Entropy and response length
 # compare over each run's last quarter of updates (Welch's 95% interval on block means,
 # noise within one run only). The smallest difference this design resolves is printed
@@ -52,7 +53,7 @@ from isobook.book.pages import FindingsTable, design_note, runs_note, scale, tab
 from isobook.book.seeds import book_seed_variance
 from isobook.grpo.evaluation import metric_name
 from isobook.grpo.recipe import LrScaling, scaled_lr
-from isobook.sweeps import grid_run, run_configs, run_counts, run_history, run_points
+from isobook.sweeps import grid_run, mean_over_seeds, run_configs, run_counts, run_history, run_points
 
 use_offline_renderer()
 config = chapter_config(params, overrides, budget)
@@ -66,8 +67,9 @@ n = max(v for v in config.sweep.rollouts_per_problem if v <= 16)  # paper's Figu
 #
 # Four cells per set: the regularisers on or off, and with them on, zero-variance groups
 # (every rollout right, or every one wrong) kept, dropped from the KL and entropy terms
-# only, or dropped from every term. The preset is the first cell on easy and the last on
-# hard.
+# only, or dropped from every term; and two cells with both weights 10 and 100 times the
+# preset's (1e-3), to see whether any weight moves entropy at this scale. The preset is the
+# first cell on easy and "neither" on hard.
 
 # %%
 cells = {
@@ -75,7 +77,11 @@ cells = {
     "KL+entropy, filter KL/entropy": ["recipe.regularisers=kl+entropy", "recipe.zero_variance=regularisers"],
     "KL+entropy, filter all": ["recipe.regularisers=kl+entropy", "recipe.zero_variance=all"],
     "neither": ["recipe.regularisers=none", "recipe.zero_variance=none"],
+    **{f"KL+entropy x{factor}": ["recipe.regularisers=kl+entropy", "recipe.zero_variance=none",
+                                 f"recipe.kl={config.recipe.kl * factor:g}",
+                                 f"recipe.entropy={config.recipe.entropy * factor:g}"] for factor in (10, 100)},
 }
+strongest = "KL+entropy x100"
 presets = {"easy": "KL+entropy, keep all", "hard": "neither"}
 ablation, labels = [], []
 for set_name in ("easy", "hard"):
@@ -85,7 +91,9 @@ for set_name in ("easy", "hard"):
 # The LR runs of the next section, trained now with these (one pool keeps every worker busy).
 anchor = config.recipe.base_lr
 grid_lrs = sorted({anchor * f for f in (0.3, 1.0, 3.0, 10.0)})
-lr_runs = [grid_run(config, "easy", batch_problems, n, [f"recipe.base_lr={lr}"], budget=half) for lr in grid_lrs]
+lr_seeds = (config.sweep.seeds[0], config.sweep.seeds[0] + 1)  # the anchor is a central choice: two seeds
+lr_runs = [grid_run(config, "easy", batch_problems, n, [f"recipe.base_lr={lr}"], budget=half, seed=seed)
+           for lr in grid_lrs for seed in lr_seeds]
 small_n = min(config.sweep.rollouts_per_problem)
 rules = ("constant", "sqrt", "linear")
 scaling_runs = [grid_run(config, "easy", batch_problems, small_n, [f"recipe.lr_scaling={rule}"], budget=half)
@@ -134,11 +142,12 @@ table(pd.DataFrame([{"set": s, "recipe": r, **final.loc[(s, r), [avg, best, wors
 # from the reference, constant, square-root and linear scaling of that anchor compete.
 
 # %%
-lr_labels = [{"base_lr": lr} for lr in grid_lrs]
-lr_points = run_points(lr_runs, config.evaluation.k, lr_labels)
+lr_labels = [{"base_lr": run.recipe.base_lr} for run in lr_runs]
+lr_points = mean_over_seeds(run_points(lr_runs, config.evaluation.k, lr_labels))
 scaling_points = run_points(scaling_runs, config.evaluation.k, [{"scaling": rule} for rule in rules])
 small_batch = batch_problems * small_n
-panels([curves_chart(lr_points, avg, color="base_lr", title=f"easy: base-LR grid at B = {batch_problems * n}"),
+panels([curves_chart(lr_points, avg, color="base_lr", title=f"easy: base-LR grid at B = {batch_problems * n}, "
+                                                             f"mean of {len(lr_seeds)} seeds"),
         curves_chart(scaling_points, avg, color="scaling", title=f"easy: LR scaling at B = {small_batch}")])
 
 # %%
@@ -149,8 +158,9 @@ def lr_at(base_lr: float, batch: int, rule: str) -> float:
 lr_scores = problem_scores(run_counts(lr_runs, "validation", lr_labels), ["base_lr"], avg)
 scaling_scores = problem_scores(run_counts(scaling_runs, "validation", [{"scaling": r} for r in rules]), ["scaling"],
                                 avg)
-rows = [{"run": f"base LR {lr:g}", "LR at this batch": f"{lr_at(lr, batch_problems * n, config.recipe.lr_scaling):.2g}",
-         avg: lr_scores[lr].mean()} for lr in lr_scores.columns]
+rows = [{"run": f"base LR {lr:g} ({len(lr_seeds)} seeds)",
+         "LR at this batch": f"{lr_at(lr, batch_problems * n, config.recipe.lr_scaling):.2g}", avg: lr_scores[lr].mean()}
+        for lr in lr_scores.columns]
 rows += [{"run": f"{rule} scaling", "LR at this batch": f"{lr_at(anchor, small_batch, rule):.2g}",
           avg: scaling_scores[rule].mean()} for rule in scaling_scores.columns]
 table(pd.DataFrame(rows))
@@ -165,18 +175,20 @@ for set_name, preset in presets.items():
     scores = problem_scores(counts[counts["set"] == set_name], ["recipe"], avg)
     findings.append(best_candidate(scores, preset, f"{set_name}: the preset ({preset}) is the best cell (Fig. 3)", avg,
                                    seeds))
-on, off = "KL+entropy, keep all", "neither"
+# The regularisers' effect on entropy, with the strongest weights tried (the preset's move nothing here).
 empty = history.iloc[:0]
-findings.append(training_statistic_rises(runs.get(("easy", on), empty), runs.get(("easy", off), empty), ["entropy"],
-                                         "easy: entropy collapses without KL+entropy (Fig. 3)",
-                                         ("with KL+entropy", "without")))
-findings.append(training_statistic_rises(runs.get(("hard", on), empty), runs.get(("hard", off), empty),
+weights = f"KL+entropy at {config.recipe.kl * 100:g}"
+findings.append(training_statistic_rises(runs.get(("easy", strongest), empty), runs.get(("easy", "neither"), empty),
+                                         ["entropy"], "easy: entropy collapses without KL+entropy (Fig. 3)",
+                                         (f"with {weights}", "without")))
+findings.append(training_statistic_rises(runs.get(("hard", strongest), empty), runs.get(("hard", "neither"), empty),
                                          ["entropy", "response_length"],
                                          "hard: entropy and length blow up with the entropy bonus (Fig. 3)",
-                                         ("with KL+entropy", "without")))
+                                         (f"with {weights}", "without")))
 findings.append(best_candidate(lr_scores, anchor, f"base-LR grid: the anchor {anchor:g} is best (Fig. 4)", avg, seeds))
 findings.append(best_candidate(scaling_scores, "sqrt", f"square-root LR scaling is best "
                                f"{config.recipe.reference_batch // small_batch}x below the anchor's batch, "
                                f"B = {small_batch} (Fig. 4)", avg, seeds))
-display(design_note(f"one seed per cell (seed {config.sweep.seeds[0]})", resolvable_difference(lr_scores, seeds), seeds))
+display(design_note(f"the base-LR grid on seeds {', '.join(map(str, lr_seeds))}, the other cells on seed "
+                    f"{config.sweep.seeds[0]}", resolvable_difference(lr_scores, seeds), seeds))
 FindingsTable(findings, "01_recipe", scale(config, half))

@@ -131,9 +131,8 @@ class FindingsTable:
     def styled(self) -> Styler:
         return (self.frame().style.hide(axis="index").map(verdict_style, subset=["verdict"])
                 .set_caption(f"Measured at {html.escape(self.scale)}. The uncertainty column gives the "
-                             "differences that decided each verdict, with 95% intervals over validation "
-                             "problems: the evaluation noise of the trained runs, not seed-to-seed training "
-                             "noise.")
+                             "contrast that decided each verdict, with its 95% interval over validation "
+                             "problems and training seeds (the seed variance as the row states).")
                 .set_table_styles([{"selector": "td, th", "props": f"{CELL_PADDING}; text-align: left"},
                                    {"selector": "caption", "props": "caption-side: bottom; text-align: left"}]))
 

@@ -174,8 +174,10 @@ class Contrast:
     @classmethod
     def difference(cls, scores: pd.DataFrame, first: Hashable, second: Hashable,
                    problems: str = VALIDATION) -> Contrast:
-        """`first` minus `second`, problem by problem and seed by seed."""
-        return cls.of(scores, {first: 1.0, second: -1.0}, problems)
+        """`first` minus `second`, problem by problem and seed by seed (zero where they are one)."""
+        weights = {first: 1.0}
+        weights[second] = weights.get(second, 0.0) - 1.0
+        return cls.of(scores, weights, problems)
 
     def __add__(self, other: Contrast) -> Contrast:
         terms = dict(self.terms)
