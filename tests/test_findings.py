@@ -46,9 +46,7 @@ from isobook.analysis.findings.statistics import (
     optimum,
     problem_scores,
     resolvable_difference,
-    seed_means,
     seeds_multiplier,
-    seeds_of,
 )
 from isobook.analysis.findings.verdicts import Verdict, combine
 from isobook.tasks.metrics import Metric
@@ -70,6 +68,12 @@ def counts(pass_shift: float, rollouts: float = 4096, **columns: object) -> pd.D
     correct = (UNIFORMS < rate[:, None]).sum(axis=1)
     return pd.DataFrame({**columns, "step": 1, "rollouts": rollouts, "id": np.arange(PROBLEMS), "correct": correct,
                          "samples": SAMPLES})
+
+
+def seeds_with(table: pd.DataFrame, candidate: object) -> list[int]:
+    """The seeds on which `candidate` has scores in a `problem_scores` table."""
+    present = table[candidate].notna().groupby(level="seed").any()
+    return [int(seed) for seed in present[present].index]
 
 
 def on(table: pd.DataFrame, seed: int) -> pd.DataFrame:
@@ -106,14 +110,14 @@ def test_problem_scores_average_each_runs_evaluations_within_half_its_compute() 
 
     at_512 = problem_scores(table, ["n"], METRIC, rollouts=512)
     assert list(at_512.columns) == [4]  # n = 32 has made no update by 512 rollouts; the base none at all
-    assert list(at_512.index.names) == ["seed", "id"] and seeds_of(at_512, 4) == [0]
+    assert list(at_512.index.names) == ["seed", "id"] and seeds_with(at_512, 4) == [0]
     assert at_512[4].to_numpy() == pytest.approx(avg(counts(0.0, rollouts=512, n=4)))
     at_1024 = problem_scores(table, ["n"], METRIC, rollouts=1024)
     assert on(at_1024, 0)[4].to_numpy() == pytest.approx(avg(counts(0.0, rollouts=512, n=4),
                                                              counts(0.1, rollouts=1024, n=4)))  # [512, 1024]
     assert on(at_1024, 1)[32].to_numpy() == pytest.approx(avg(counts(0.2, rollouts=1024, n=32, seed=1)))
-    assert on(at_1024, 1)[4].isna().all() and seeds_of(at_1024, 4) == [0]  # n = 4 has no seed 1
-    assert seeds_of(at_1024, 32) == [0, 1]
+    assert on(at_1024, 1)[4].isna().all() and seeds_with(at_1024, 4) == [0]  # n = 4 has no seed 1
+    assert seeds_with(at_1024, 32) == [0, 1]
     last = problem_scores(table, ["n"], METRIC)
     assert list(last.columns) == [0, 4, 32]
     assert on(last, 0)[0].to_numpy() == pytest.approx(avg(counts(0.0, rollouts=0, n=0)))
@@ -122,7 +126,7 @@ def test_problem_scores_average_each_runs_evaluations_within_half_its_compute() 
     assert on(last, 0)[32].to_numpy() == pytest.approx(avg(counts(0.1, rollouts=1024, n=32)))  # its own latest
     seed_one = avg(counts(0.2, rollouts=1024, n=32, seed=1), counts(0.3, rollouts=2048, n=32, seed=1))
     assert on(last, 1)[32].to_numpy() == pytest.approx(seed_one)
-    averaged = seed_means(last)
+    averaged = last.groupby(level="id").mean()  # each candidate over its own seeds
     assert list(averaged.index) == list(range(PROBLEMS))
     assert averaged[32].to_numpy() == pytest.approx((on(last, 0)[32].to_numpy() + seed_one) / 2)  # seeds averaged
     assert averaged[4].to_numpy() == pytest.approx(on(last, 0)[4].to_numpy())  # a candidate's own seeds only

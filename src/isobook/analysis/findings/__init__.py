@@ -5,10 +5,12 @@ Each claim function takes tables a chapter already has (per-problem counts from
 and returns a `Finding`: the paper's claim, our numbers, a `Verdict` and the interval
 that decided it. Chapters only display findings; no verdict is decided in ``book/``.
 
-    statistics.py     per-problem scores, paired-bootstrap and Welch intervals, optima within
-                      noise, block means of logged updates (how uncertainty is measured)
+    statistics.py     per-(seed, problem) scores, contrasts and their intervals over problems
+                      and training seeds (the pooled SeedVariance), optima within noise, Welch
+                      intervals on block means of logged updates (how uncertainty is measured)
     verdicts.py       `Verdict`, `Finding` and the rules from intervals to a verdict
-    claims.py         the claims about LLM runs (best cell, n* by budget, spread, gap, ...)
+    claims.py         the claims about LLM runs, each decided by one contrast (best cell, n*
+                      grows, which optimum lies at larger n, spread, gap, ...)
     bandit_claims.py  the bandit's n* by budget and its claim that the smallest n wins
 
 Chapters import from the submodule that holds a function (``from isobook.analysis.findings.claims

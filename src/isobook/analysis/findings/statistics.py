@@ -139,17 +139,6 @@ def problem_scores(counts: pd.DataFrame, by: Sequence[str], metric: Metric,
     return matrix[matrix.index.get_level_values("id").isin(problems[problems].index)]
 
 
-def seed_means(scores: pd.DataFrame) -> pd.DataFrame:
-    """`problem_scores` averaged over each candidate's seeds: rows problems. # [problems, candidates]"""
-    return scores.groupby(level="id").mean()
-
-
-def seeds_of(scores: pd.DataFrame, candidate: Hashable) -> list[int]:
-    """The seeds on which `candidate` (a column of `problem_scores`) has scores."""
-    present = scores[candidate].notna().groupby(level="seed").any()
-    return [int(s) for s in present[present].index]
-
-
 # ---- contrasts and their intervals ----------------------------------------------------------------
 
 
