@@ -1,4 +1,5 @@
-"""`isobook compare`: two built books' findings, row by row, and the replicate preset's seeds."""
+"""`isobook compare`: two built books' findings, row by row; the replicate preset's seeds
+and the grid every chapter's seed variance is measured on."""
 
 import json
 from pathlib import Path
@@ -8,6 +9,7 @@ import pytest
 from isobook.analysis.findings.statistics import Interval
 from isobook.analysis.findings.verdicts import Finding, Verdict
 from isobook.book.compare import compare_builds, summary
+from isobook.book.seeds import reference_grid
 from isobook.book.pages import FindingsTable
 from isobook.cli import main
 from isobook.config import load_config
@@ -60,3 +62,17 @@ def test_the_replicate_preset_shifts_every_runs_seed_and_keeps_base_models_and_s
     assert [c.train.seed for c in sweep_configs(replicate)] == [c.train.seed + 100 for c in sweep_configs(default)]
     assert grid_run(replicate, "hard", 8, 4, seed=1).train.seed == 101
     assert replicate.system.seed == default.system.seed and replicate.book.folder == "book-replicate"
+
+
+def test_the_seed_variance_reference_is_chapter_02s_grid_on_two_seeds() -> None:
+    """Every chapter borrows the seed variance of one grid: the sweep's first B_p, every n,
+    two seeds where the sweep has one (the replicate's shifted as its runs are)."""
+    default = load_config(ROOT / "params" / "cpu.yaml")
+    grid = reference_grid(default)
+    assert grid.sweep.batch_problems == (8,) and grid.sweep.seeds == (0, 1)
+    assert sorted({(c.train.rollouts_per_problem, c.train.seed) for c in sweep_configs(grid)}) == [
+        (n, seed) for n in (4, 8, 16, 32) for seed in (0, 1)]
+    replicate = reference_grid(load_config(ROOT / "params" / "replicate.yaml"))
+    assert {c.train.seed for c in sweep_configs(replicate)} == {100, 101}
+    several = reference_grid(load_config(None, ["sweep.seeds=[3, 5, 7]"]))
+    assert several.sweep.seeds == (3, 5, 7)
