@@ -9,8 +9,8 @@ import pytest
 from isobook.analysis.findings.statistics import Interval
 from isobook.analysis.findings.verdicts import Finding, Verdict
 from isobook.book.compare import compare_builds, summary
-from isobook.book.seeds import reference_grid
 from isobook.book.pages import FindingsTable
+from isobook.book.seeds import reference_grid
 from isobook.cli import main
 from isobook.config import load_config
 from isobook.sweeps import grid_run, sweep_configs
@@ -46,7 +46,8 @@ def test_two_builds_compare_by_verdict_and_by_their_deciding_contrasts(tmp_path:
     assert comparison["consistent"].to_dict() == {"grows": True, "peaks": True, "flips": False}
     assert comparison["opposite"].to_dict() == {"grows": False, "peaks": False, "flips": True}
     line = summary(comparison.reset_index())
-    assert line == "1 of 3 verdicts agree; deciding contrasts consistent on 2 of 3 (67%); 1 resolved in opposite directions"
+    assert line == ("1 of 3 verdicts agree; deciding contrasts consistent on 2 of 3 (67%); "
+                    "1 resolved in opposite directions")
     assert main(["compare", str(first), str(second)]) == 0
     assert capsys.readouterr().out.strip().endswith(line)
 
