@@ -322,7 +322,8 @@ def optimum_above(upper: tuple[str, Optimum | None, Sequence[float]],
     return Finding(claim, measured, verdict, uncertainty)
 
 
-def optimum_of(scores: pd.DataFrame, seeds: SeedVariance | None, level: str = "n") -> tuple[Optimum | None, list[float]]:
+def optimum_of(scores: pd.DataFrame, seeds: SeedVariance | None,
+               level: str = "n") -> tuple[Optimum | None, list[float]]:
     """The `optimum` of `problem_scores` and the `level` values (e.g. n) within noise of
     it; (None, []) when no run is there to choose from."""
     if scores.shape[1] == 0:
@@ -417,7 +418,8 @@ def wins_on_most(contrasts: dict[str, Contrast | None], claim: str, names: tuple
     losses = sum(i.sign < 0 for i in intervals.values())
     verdict = (Verdict.REPRODUCED if 2 * wins > len(contrasts) else Verdict.NOT_REPRODUCED if 0 < losses >= wins
                else Verdict.TIE if wins == losses == 0 else Verdict.PARTLY)
-    measured = (f"{metric}, {names[0]} - {names[1]}: " + ", ".join(f"{s} {c.estimate:+.3f}" for s, c in contrasts.items())
+    measured = (f"{metric}, {names[0]} - {names[1]}: "
+                + ", ".join(f"{s} {c.estimate:+.3f}" for s, c in contrasts.items())
                 + f"; wins beyond noise on {wins} of {len(contrasts)}, losses on {losses}")
     return Finding(claim, measured, verdict, "; ".join(f"{s}: {i}" for s, i in intervals.items())
                    + f" ({design(next(iter(contrasts.values())), seeds)})")

@@ -99,7 +99,8 @@ class SeedVariance:
     source: str
 
     def __str__(self) -> str:
-        return (f"seed-to-seed variance {self.ratio:.1f} x one seed's evaluation variance ({self.dof:.1f} df over {self.contrasts} "
+        return (f"seed-to-seed variance {self.ratio:.1f} x one seed's evaluation variance "
+                f"({self.dof:.1f} df over {self.contrasts} "
                 f"multi-seed contrasts, {self.source})")
 
 
