@@ -63,8 +63,8 @@ def transfer_counts(configs: list[Config], set_names: Sequence[str]) -> pd.DataF
             policies.append(({"run": run_name(config), "train_set": config.train.set,
                               "n": config.train.rollouts_per_problem, "seed": config.train.seed, "rollouts": rollouts},
                              weights, folder if weights.name == "policy" else weights))
-    task, seed = make_task(first.task), step_seed(first.train.seed, Seed.EVALUATION, 0)
-    seeds = sorted({config.train.seed for config in configs})
+    task, draw_seed = make_task(first.task), step_seed(first.train.seed, Seed.EVALUATION, 0)
+    train_seeds = sorted({config.train.seed for config in configs})
     cache_names = {name: transfer_cache_name(first, name) for name in set_names}
 
     @functools.cache
@@ -80,7 +80,7 @@ def transfer_counts(configs: list[Config], set_names: Sequence[str]) -> pd.DataF
                 nonlocal engine
                 if engine is None:
                     engine, _ = inference_engine(first, weights)
-                correct = correct_counts(engine, task, validation(name), ev.samples, sampling, seed)
+                correct = correct_counts(engine, task, validation(name), ev.samples, sampling, draw_seed)
                 return {"rollouts": identity["rollouts"], "correct": [int(c) for c in correct]}
 
             # Kept by an older store without per-problem counts, or for an earlier policy: score again.
@@ -88,7 +88,7 @@ def transfer_counts(configs: list[Config], set_names: Sequence[str]) -> pd.DataF
                                  lambda kept: "correct" in kept and kept["rollouts"] == identity["rollouts"], score)
             ids = [problem.id for problem in validation(name)]
             # The base model is trained by no seed: its counts stand on every seed the runs have.
-            for seed in (seeds if identity["run"] == "base" else [identity["seed"]]):
-                frames.append(pd.DataFrame({**identity, "seed": seed, "set": name, "id": ids,
+            for train_seed in (train_seeds if identity["run"] == "base" else [identity["seed"]]):
+                frames.append(pd.DataFrame({**identity, "seed": train_seed, "set": name, "id": ids,
                                             "correct": cached["correct"], "samples": ev.samples}))
     return pd.concat(frames, ignore_index=True)
