@@ -15,8 +15,9 @@
 # budget at every batch size), and a learning rate anchored by a
 # grid at one batch size and scaled as $\mathrm{lr} = \mathrm{lr}_0 \sqrt{B / B_0}$. We
 # rerun the three checks on our base model: the regulariser $\times$ zero-variance-filter
-# ablation on easy and hard, the base-LR grid, and the scaling rules at a batch eight times
-# away from the anchor's. Every run goes to half the sweep's budget; runs that coincide
+# ablation on easy and hard, the base-LR grid at the sweep's middle batch (B = 128, the
+# anchor's reference batch), and the scaling rules at the grid's smallest batch, four times
+# below it. Every run goes to half the sweep's budget; runs that coincide
 # with another chapter's are shared through the run store.
 #
 # **How the verdicts are decided.** A run's score at a budget is the mean of its
@@ -137,9 +138,9 @@ table(pd.DataFrame([{"set": s, "recipe": r, **final.loc[(s, r), [avg, best, wors
 # ## The learning rate: a base-LR grid, then the scaling rule (Figure 4)
 #
 # The grid varies the base LR (the LR at `recipe.reference_batch` rollouts per update)
-# on easy at the ablation's batch; the preset's anchor should be best, with both
-# neighbours turning down. Then, at the grid's smallest batch, eight times or more away
-# from the reference, constant, square-root and linear scaling of that anchor compete.
+# on easy at the ablation's batch, the reference batch; the preset's anchor should be best,
+# with both neighbours turning down. Then, at the grid's smallest batch, four times below
+# the reference, constant, square-root and linear scaling of that anchor compete.
 
 # %%
 lr_labels = [{"base_lr": run.recipe.base_lr} for run in lr_runs]

@@ -507,6 +507,15 @@ def test_pass_rates_pile_up_at_zero_and_one_for_small_n() -> None:
     both = piles_up(two, 4, 32, claim, None)
     assert both.verdict == Verdict.REPRODUCED and "2 seeds x 100 problems" in both.uncertainty
     assert both.deciding.estimate == pytest.approx(0.375)
+    # Matched epochs: n = 32 at 4,096 against n = 4 at 512 (both drew 128 problems), not at 4,096.
+    early = pd.concat([measured(even, even), piled.assign(n=4, rollouts=512)])
+    epochs = piles_up(early, 4, 32, claim, SEEDS, matched="epochs")
+    assert epochs.verdict == Verdict.REPRODUCED and epochs.deciding.estimate == pytest.approx(0.4)
+    assert "n = 4 at 512 rollouts, n = 32 at 4,096 (the same problems drawn)" in epochs.measured
+    assert piles_up(early, 4, 32, claim, SEEDS).verdict == Verdict.TIE  # matched compute: both even at 4,096
+    assert piles_up(measured(piled, even), 4, 32, claim, SEEDS, matched="epochs").verdict == Verdict.NOT_MEASURED
+    with pytest.raises(ValueError, match="matched: 'updates'; allowed: compute, epochs"):
+        piles_up(early, 4, 32, claim, SEEDS, matched="updates")
 
 
 def test_wins_on_most_sets() -> None:

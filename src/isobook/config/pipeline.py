@@ -269,8 +269,8 @@ class RecipeConfig(Section):
                                 "regularisers (KL and entropy only)", choices=("none", "all", "regularisers"))
     advantage: str = option("grpo", "advantage estimator (isobook.grpo.advantages): grpo (over the group's std), "
                             "drgrpo (no std), rloo (leave-one-out baseline)", choices=ADVANTAGE_ESTIMATORS)
-    base_lr: float = option(1e-4, "learning rate at reference_batch (our anchor: params/lr-anchor.yaml)", low=0.0)
-    reference_batch: int = option(256, "rollouts per update at which base_lr holds", low=1)
+    base_lr: float = option(2e-4, "learning rate at reference_batch (our anchor: params/lr-anchor.yaml)", low=0.0)
+    reference_batch: int = option(128, "rollouts per update at which base_lr holds", low=1)
     lr_scaling: str = option("sqrt", "how the LR follows B: constant, linear, sqrt",
                              choices=("constant", "linear", "sqrt"))
     warmup_rollouts: int = option(512, "linear warm-up over this many gradient rollouts (the same share of a "
@@ -299,8 +299,8 @@ class EvaluationConfig(Section):
         1, "evaluation points per doubling of compute: 1 scores the power-of-two budgets the chapters "
         "compare; each further point costs a validation pass (validation_problems x samples rollouts)", low=1)
     train_pass_rollouts: tuple[int, ...] = option(
-        (0, 4096), "rollout counts at which per-problem pass@1 of the training set is "
-        "measured (the interference histograms)")
+        (0, 512, 4096), "rollout counts at which per-problem pass@1 of the training set is "
+        "measured (the interference histograms; 512 is where n = 4 has drawn the problems n = 32 draws by 4,096)")
     train_pass_problems: int = option(128, "training problems in that measurement", low=1)
     train_pass_samples: int = option(8, "samples per training problem for that pass@1", low=1)
     checkpoint_every: int = option(25, "updates between resumable checkpoints", low=1)

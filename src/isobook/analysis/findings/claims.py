@@ -374,18 +374,31 @@ def spread_comparison(scores: pd.DataFrame, claim: str, metric: str, seeds: Seed
 
 
 def piles_up(train_pass: pd.DataFrame, small_n: int, large_n: int, claim: str,
-             seeds: SeedVariance | None) -> Finding:
-    """Claim (Figure 12): at matched compute, the smaller n leaves more training problems
-    at pass@1 = 0 and solves more to pass@1 = 1 than the larger n. `train_pass`:
-    per-problem ``n``, ``rollouts``, ``id``, ``correct``, ``samples`` (and ``seed``) of one
-    set's training problems, from `sweeps.run_train_pass`; compared at the largest compute
-    both n measured, problem by problem and seed by seed."""
-    both = set(train_pass.loc[train_pass["n"] == small_n, "rollouts"]) & set(
-        train_pass.loc[train_pass["n"] == large_n, "rollouts"])
-    if not both:
-        return not_measured(claim, f"needs training-set pass counts of n = {small_n} and n = {large_n} at one compute")
-    compute = max(both)
-    at = train_pass[train_pass["rollouts"] == compute]
+             seeds: SeedVariance | None, matched: str = "compute") -> Finding:
+    """Claim (Figure 12): the smaller n leaves more training problems at pass@1 = 0 and
+    solves more to pass@1 = 1 than the larger n. `train_pass`: per-problem ``n``,
+    ``rollouts``, ``id``, ``correct``, ``samples`` (and ``seed``) of one set's training
+    problems, from `sweeps.run_train_pass`; compared problem by problem and seed by seed.
+
+    `matched`: ``compute`` compares both n at the largest rollout count both measured (the
+    small n has made large_n / small_n times the updates and epochs); ``epochs`` compares
+    the large n at its largest measured count R > 0 with the small n at R * small_n /
+    large_n, where both have drawn the same number of problems (R / n), as the paper's
+    Figure 12 pairs n = 8 over 16 epochs with n = 128 over one."""
+    if matched not in ("compute", "epochs"):
+        raise ValueError(f"matched: {matched!r}; allowed: compute, epochs")
+    measured_at = {n: set(train_pass.loc[train_pass["n"] == n, "rollouts"]) for n in (small_n, large_n)}
+    if matched == "compute":
+        pairs = [(r, r) for r in measured_at[small_n] & measured_at[large_n]]
+    else:
+        pairs = [(r * small_n / large_n, r) for r in measured_at[large_n] if r > 0
+                 and r * small_n / large_n in measured_at[small_n]]
+    if not pairs:
+        return not_measured(claim, f"needs training-set pass counts of n = {small_n} and n = {large_n} at matched "
+                            f"{matched}")
+    small_at, large_at = max(pairs, key=lambda pair: pair[1])
+    at = train_pass[((train_pass["n"] == small_n) & (train_pass["rollouts"] == small_at))
+                    | ((train_pass["n"] == large_n) & (train_pass["rollouts"] == large_at))]
     at = at if "seed" in at else at.assign(seed=0)
     shares = at.assign(stuck=(at["correct"] == 0).astype(float), solved=(at["correct"] == at["samples"]).astype(float))
     contrasts, intervals = {}, {}
@@ -395,7 +408,9 @@ def piles_up(train_pass: pd.DataFrame, small_n: int, large_n: int, claim: str,
         intervals[share] = contrasts[share].interval(seeds)
     mean = shares.groupby("n")[["stuck", "solved"]].mean()
     names = (f"n = {small_n}", f"n = {large_n}")
-    measured = (f"{compute:,.0f} rollouts; at pass@1 = 0: {mean.loc[small_n, 'stuck']:.0%} ({names[0]}) vs "
+    where = (f"{large_at:,.0f} rollouts" if small_at == large_at else
+             f"{names[0]} at {small_at:,.0f} rollouts, {names[1]} at {large_at:,.0f} (the same problems drawn)")
+    measured = (f"{where}; at pass@1 = 0: {mean.loc[small_n, 'stuck']:.0%} ({names[0]}) vs "
                 f"{mean.loc[large_n, 'stuck']:.0%} ({names[1]}); at 1: {mean.loc[small_n, 'solved']:.0%} vs "
                 f"{mean.loc[large_n, 'solved']:.0%}")
     return Finding(claim, measured, combine([direction(i) for i in intervals.values()]),
