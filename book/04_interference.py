@@ -27,8 +27,9 @@
 # the $n$ that share them, the seed-to-seed variance pooled over chapter 02's grid and this
 # chapter's two-seed arms); the pass@1 pile-ups compare the same training problems under
 # both $n$, seed by seed. Our task's problems share one skill, so the
-# chapter tests the explanation twice: on the bandit with parameters shared across
-# problems, and on the LLM with a knob that makes its problems compete.
+# chapter tests the explanation three ways: on the bandit with parameters shared across
+# problems, on that bandit under the LLM's optimizer (Adam, with a constant and a
+# $\sqrt{B}$-scaled step), and on the LLM with a knob that makes its problems compete.
 
 # %% tags=["parameters"]
 params = "params/cpu.yaml"  # a preset from params/; the grid is its sweep section
@@ -54,6 +55,7 @@ from isobook.analysis.bandit import (
     batch_split_curves,
     best_n,
     comparable_budgets,
+    optimizer_curves,
     sharing_curves,
     suboptimality_curves,
 )
@@ -182,6 +184,46 @@ panels([curves_chart(part.sort_values("n"), "pass@1", color="B_p x n",
 table(split_optima.assign(**{"n within noise": split_optima["within noise"].map(set_text)})
       [["step", "rollouts", "n", "score", "n within noise"]], rename={"step": "same step", "n": "n*",
                                                                     "score": "pass@1 at n*"})
+
+# %% [markdown]
+# ## The bandit under the LLM's optimizer
+#
+# The steps above are plain gradient steps of a constant size. The LLM trains with Adam,
+# whose step is normalised coordinate by coordinate (a noisy gradient takes as long a step
+# as a clean one), and scales its learning rate with $\sqrt{B}$. The tabular policy and the
+# largest $d$ run again under Adam, at a constant step and at that step times
+# $\sqrt{B_p n / B_0}$, from the same problems, features and draws. If $n^*$ grows under
+# Adam with shared features and not without them, sharing is still what makes it grow; if
+# it grows under the $\sqrt{B}$ rule too, the LLM's learning-rate rule does not hide it.
+
+# %%
+largest = max(settings.features)
+adam = cached_parquet(bandit_curves_path(config, "optimizers"), lambda: optimizer_curves(settings, config.system.seed))
+adam["optimizer"] = "Adam, " + adam["lr_scaling"].map({"constant": "constant step", "sqrt": "sqrt(B) step"})
+plain = sharing[sharing["features"].isin([settings.problems, largest])].assign(optimizer="gradient, constant step")
+optimizers = pd.concat([plain[adam.columns.drop(["lr_scaling", "optimizer"]).tolist() + ["optimizer"]],
+                        adam.drop(columns="lr_scaling")], ignore_index=True)
+optimizers["pass@1"] = 1 - optimizers["suboptimality"]
+optimizers["policy"] = optimizers["features"].map(lambda d: "tabular" if d == settings.problems else f"d = {d}")
+optimizer_optima = pd.concat([bandit_optima(part, shared_budgets).assign(optimizer=name, policy=policy)
+                              for (name, policy), part in optimizers.groupby(["optimizer", "policy"], sort=False)],
+                             ignore_index=True)
+adam_steps = {n: settings.adam_lr * (settings.batch_problems * n / settings.reference_batch) ** 0.5
+              for n in (min(settings.rollouts_per_problem), max(settings.rollouts_per_problem))}
+note(f"Adam: step {settings.adam_lr:g} (betas 0.9, 0.999); under the sqrt(B) rule it holds at B_0 = "
+     f"{settings.reference_batch} rollouts per update, " + ", ".join(f"{step:.3g} at n = {n}" for n, step in
+                                                                      adam_steps.items())
+     + ". The plain-gradient curves are those above.")
+
+# %%
+optimizer_optima["curve"] = optimizer_optima["policy"] + ", " + optimizer_optima["optimizer"]
+n_star_chart(optimizer_optima, "curve", title="n* by budget under each optimizer")
+
+# %%
+table(optimizer_optima.assign(**{"n*": optimizer_optima["n"].astype(str) + " "
+                                 + optimizer_optima["within noise"].map(set_text)})
+      .pivot(index="rollouts", columns="curve", values="n*")[list(dict.fromkeys(optimizer_optima["curve"]))]
+      .reset_index().rename(columns={"rollouts": "rollouts (n* {n within noise})"}))
 
 # %% [markdown]
 # ## The base case beside the LLM: n* at each budget
@@ -341,6 +383,15 @@ findings.append(smallest_n_wins(sharing[sharing["features"] == settings.problems
 for policy in policies[1:]:
     findings.append(bandit_n_star_grows(shared_optima[shared_optima["policy"] == policy],
                                  f"{settings.problems} problems sharing {policy} features: n* grows with compute (Fig. 12)"))
+for name in dict.fromkeys(adam["optimizer"]):
+    chosen = optimizers[optimizers["optimizer"] == name]
+    findings.append(smallest_n_wins(chosen[chosen["policy"] == "tabular"], shared_budgets,
+                                    f"{settings.problems} tabular problems under {name}: the smallest n wins at every "
+                                    "budget"))
+    findings.append(bandit_n_star_grows(optimizer_optima[(optimizer_optima["optimizer"] == name)
+                                                         & (optimizer_optima["policy"] == f"d = {largest}")],
+                                        f"{settings.problems} problems sharing d = {largest} features under {name}: "
+                                        "n* grows with compute (Fig. 12)"))
 for rule in STEP_RULES:
     findings.append(bandit_n_star_grows(split_optima[split_optima["step"] == rule],
                                  f"at a fixed batch B_p x n = {settings.fixed_batch} (d = {split_features}, the same "

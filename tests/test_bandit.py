@@ -12,6 +12,7 @@ from isobook.analysis.bandit import (
     comparable_budgets,
     initial_logits,
     make_policy,
+    optimizer_curves,
     sharing_curves,
     suboptimality_curves,
     train_bandits,
@@ -56,6 +57,8 @@ def test_at_a_fixed_budget_the_smallest_group_wins_without_interference() -> Non
     ({"start_pass": np.array([0.0])}, "start_pass"),
     ({"start_pass": np.array([0.5]), "batch_problems": 2}, r"batch_problems: must be in \[1, 1\]"),
     ({"actions": 1}, "actions: must be >= 2"),
+    ({"optimizer": "sgd"}, "optimizer: 'sgd'; allowed: gradient, adam"),
+    ({"lr_scaling": "linear"}, "lr_scaling: 'linear'; allowed: constant, sqrt"),
 ])
 def test_bad_setups_fail_naming_the_field(kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
@@ -142,6 +145,7 @@ def test_curves_are_read_at_each_power_of_two_even_when_a_batch_is_not_one() -> 
     ({"features": ()}, "bandit.features"),
     ({"features": (16, 256)}, r"bandit.features: needs numbers of features in \[1, problems - 1\]"),
     ({"lr": 0.0}, "bandit.lr: must be > 0"),
+    ({"adam_lr": 0.0}, "bandit.adam_lr: must be > 0"),
     ({"fixed_batch": 4, "rollouts_per_problem": (2, 8)}, r"bandit.fixed_batch: 4 must split .* got \[2\]"),
 ])
 def test_bad_bandit_settings_fail_naming_the_field(overrides: dict, message: str) -> None:
@@ -155,3 +159,47 @@ def test_the_bandits_budgets_start_where_every_curve_has_made_an_update() -> Non
     assert comparable_budgets(BanditConfig())[:2] == [512, 1024] and comparable_budgets(BanditConfig())[-1] == 262144
     split_larger = BanditConfig(batch_problems=2, rollouts_per_problem=(2, 8), fixed_batch=64, budget=1024)
     assert comparable_budgets(split_larger) == [64, 128, 256, 512, 1024]  # 2 x 8 = 16 < 64
+
+
+def test_adams_first_step_moves_every_coordinate_with_a_gradient_by_the_step_size() -> None:
+    """Bias-corrected Adam's first step is lr * g / (|g| + eps): +-lr wherever the gradient
+    is non-zero (to eps / |g|, below 1e-5 here), however small the gradient; the plain
+    step is lr * g."""
+    setup = BanditSetup(start_pass=np.array([0.3, 0.2, 0.1, 0.4]), batch_problems=2, seeds=3, lr=0.05,
+                        optimizer="adam")
+    policy = make_policy(setup)
+    start = policy.theta.copy()
+    train_bandits(setup, n=8, updates=1, record_every=1, rng=np.random.default_rng(4), policy=policy)
+    moved = np.abs(policy.theta - start)
+    stepped = moved > 1e-6  # the rest had a gradient of rounding only (|g| << eps): Adam leaves them near still
+    assert stepped.any() and np.allclose(moved[stepped], 0.05, rtol=1e-5) and (moved[~stepped] < 1e-9).all()
+    plain = make_policy(setup)
+    train_bandits(BanditSetup(**{**setup.__dict__, "optimizer": "gradient"}), n=8, updates=1, record_every=1,
+                  rng=np.random.default_rng(4), policy=plain)
+    assert np.array_equal(np.sign(plain.theta - start)[stepped], np.sign(policy.theta - start)[stepped])  # same draws
+    assert not np.allclose(np.abs(plain.theta - start)[stepped], 0.05)
+
+
+def test_a_sqrt_scaled_step_equals_the_constant_one_at_the_reference_batch() -> None:
+    setup = BanditSetup(start_pass=np.full(8, 0.2), batch_problems=4, lr=0.03, lr_scaling="sqrt", reference_batch=64)
+    assert setup.lr_at(16) == pytest.approx(0.03) and setup.lr_at(4) == pytest.approx(0.015)
+    assert setup.lr_at(64) == pytest.approx(0.06) and BanditSetup(lr=0.03).lr_at(64) == 0.03
+
+
+def test_optimizer_curves_run_the_tabular_and_the_largest_shared_policy_under_adam_from_the_same_start() -> None:
+    settings = BanditConfig(problems=32, actions=4, features=(4, 8), batch_problems=4, rollouts_per_problem=(2, 8),
+                            budget=512, seeds=3, fixed_batch=16, adam_lr=0.05, reference_batch=32)
+    adam = optimizer_curves(settings)
+    plain = sharing_curves(settings)
+    assert set(map(tuple, adam[["features", "lr_scaling"]].drop_duplicates().to_numpy())) == {
+        (32, "constant"), (8, "constant"), (32, "sqrt"), (8, "sqrt")}
+    for features in (32, 8):
+        start = adam[(adam["features"] == features) & (adam["rollouts"] == 0)]["suboptimality"]
+        assert np.allclose(start, plain[(plain["features"] == features) & (plain["rollouts"] == 0)]
+                           ["suboptimality"].iloc[0])
+        trained = adam[(adam["features"] == features) & (adam["rollouts"] == 512)]
+        assert (trained["suboptimality"] < start.iloc[0]).all()  # every Adam curve learns
+    # n = 8 at B_p = 4 is the reference batch: there the sqrt rule takes the constant step, draw for draw
+    at_reference = adam[adam["n"] == 8].pivot_table(index=["features", "rollouts"], columns="lr_scaling",
+                                                    values="suboptimality")
+    assert np.array_equal(at_reference["constant"], at_reference["sqrt"])

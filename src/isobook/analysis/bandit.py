@@ -21,6 +21,12 @@ Two policies take that step:
   (``|x_p|^2 ~ 1``) and every other problem's by ``lr * (x_p . x_q) g_p``: with d < P
   problems compete for W. One-hot features (d = P) make W a table: the tabular policy.
 
+The step on the parameters (theta, or W) is the plain gradient step above, or Adam's
+(``optimizer="adam"``: the LLM's optimizer, bias-corrected moments, betas 0.9 / 0.999, no
+weight decay), whose per-coordinate normalisation changes how a step on one problem moves
+the others. Under either, ``lr_scaling="sqrt"`` scales the step by ``sqrt(B / reference_batch)``
+with B = B_p n, as the LLM recipe scales its learning rate with the batch.
+
 Every random draw of training comes from one `numpy.random.Generator` and the features
 from another (the same problems for every n), and all seeds run at once as a leading
 array axis.
@@ -57,6 +63,9 @@ class BanditSetup:
     lr: float = 0.5  # step size on the logits
     seeds: int = 256  # independent repetitions, averaged
     features: int | None = None  # None: tabular; d: log-linear over d shared features
+    optimizer: str = "gradient"  # OPTIMIZERS: the plain gradient step, or Adam on the parameters
+    lr_scaling: str = "constant"  # LR_SCALINGS: lr at every n, or lr * sqrt(B_p n / reference_batch)
+    reference_batch: int = 64  # rollouts per update at which a sqrt-scaled step equals lr
 
     def __post_init__(self) -> None:
         start = np.asarray(self.start_pass, dtype=float)
@@ -71,6 +80,41 @@ class BanditSetup:
             raise ValueError(f"lr and seeds: must be positive, got lr={self.lr}, seeds={self.seeds}")
         if self.features is not None and self.features < 1:
             raise ValueError(f"features: None (tabular) or a number of shared features >= 1, got {self.features}")
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer: {self.optimizer!r}; allowed: {', '.join(OPTIMIZERS)}")
+        if self.lr_scaling not in LR_SCALINGS:
+            raise ValueError(f"lr_scaling: {self.lr_scaling!r}; allowed: {', '.join(LR_SCALINGS)}")
+        if self.reference_batch < 1:
+            raise ValueError(f"reference_batch: must be >= 1, got {self.reference_batch}")
+
+    def lr_at(self, n: int) -> float:
+        """The step size of an update of B_p x `n` rollouts under `lr_scaling`."""
+        if self.lr_scaling == "sqrt":
+            return self.lr * np.sqrt(self.batch_problems * n / self.reference_batch)
+        return self.lr
+
+
+OPTIMIZERS = ("gradient", "adam")
+LR_SCALINGS = ("constant", "sqrt")
+
+
+class Adam:
+    """Adam on one parameter array (# [seeds, ...], one optimizer state per seed, as the
+    seeds are independent runs): ``step(gradient)`` returns the change to add for an ascent
+    step of size `lr` on the bias-corrected moments."""
+
+    def __init__(self, shape: tuple[int, ...], lr: float, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8) -> None:
+        self.lr, self.betas, self.eps = lr, betas, eps
+        self.first, self.second, self.steps = np.zeros(shape), np.zeros(shape), 0
+
+    def step(self, gradient: np.ndarray) -> np.ndarray:
+        self.steps += 1
+        (beta1, beta2), t = self.betas, self.steps
+        self.first = beta1 * self.first + (1 - beta1) * gradient
+        self.second = beta2 * self.second + (1 - beta2) * gradient ** 2
+        corrected = self.first / (1 - beta1 ** t)
+        return self.lr * corrected / (np.sqrt(self.second / (1 - beta2 ** t)) + self.eps)
 
 
 def initial_logits(setup: BanditSetup) -> np.ndarray:
@@ -105,6 +149,17 @@ class TabularPolicy:
     def step(self, chosen: np.ndarray, change: np.ndarray) -> None:
         """Add `change` # [seeds, chosen, actions] to the chosen problems' logits."""
         self.theta[self._seed, chosen] += change
+
+    @property
+    def parameters(self) -> np.ndarray:
+        """The trained array, theta # [seeds, problems, actions] (a view: adding to it trains)."""
+        return self.theta
+
+    def parameter_gradient(self, chosen: np.ndarray, gradient: np.ndarray) -> np.ndarray:
+        """The gradient on `parameters` of the chosen problems' logit gradients # [seeds, chosen, actions]."""
+        full = np.zeros_like(self.theta)
+        full[self._seed, chosen] = gradient
+        return full
 
 
 class LinearPolicy:
@@ -142,7 +197,16 @@ class LinearPolicy:
 
     def step(self, chosen: np.ndarray, change: np.ndarray) -> None:
         """Move W so that each chosen problem's own logits move by about `change` # [seeds, chosen, actions]."""
-        self.weights += np.einsum("sba,sbd->sad", change, self.features[self._seed, chosen])
+        self.weights += self.parameter_gradient(chosen, change)
+
+    @property
+    def parameters(self) -> np.ndarray:
+        """The trained array, W # [seeds, actions, d] (a view: adding to it trains)."""
+        return self.weights
+
+    def parameter_gradient(self, chosen: np.ndarray, gradient: np.ndarray) -> np.ndarray:
+        """The gradient on W of the chosen problems' logit gradients # [seeds, chosen, actions]."""
+        return np.einsum("sba,sbd->sad", gradient, self.features[self._seed, chosen])
 
 
 def make_policy(setup: BanditSetup, features_seed: int = 0) -> TabularPolicy | LinearPolicy:
@@ -155,7 +219,8 @@ def make_policy(setup: BanditSetup, features_seed: int = 0) -> TabularPolicy | L
 def train_bandits(setup: BanditSetup, n: int, updates: int, record_every: int, rng: np.random.Generator,
                   policy: TabularPolicy | LinearPolicy | None = None) -> pd.DataFrame:
     """GRPO on the bandits for `updates` updates of `n` rollouts per drawn problem, from
-    `policy` (default: `make_policy(setup)`), which it trains in place.
+    `policy` (default: `make_policy(setup)`), which it trains in place with
+    `setup.optimizer` at the step `setup.lr_at(n)`.
 
     Returns one row per recorded update (the first, every `record_every`-th, the last, and
     the last one within each power-of-two number of rollouts, which `curves_at` reads at
@@ -166,7 +231,8 @@ def train_bandits(setup: BanditSetup, n: int, updates: int, record_every: int, r
         raise ValueError(f"n: must be >= 2 (a group baseline needs two rollouts), got {n}")
     policy = make_policy(setup) if policy is None else policy
     seeds, problems = setup.seeds, len(setup.start_pass)
-    rows, step = [], setup.batch_problems * n
+    rows, step, lr = [], setup.batch_problems * n, setup.lr_at(n)
+    adam = Adam(policy.parameters.shape, lr) if setup.optimizer == "adam" else None
     for update in range(updates + 1):
         rollouts = update * step
         if update % record_every == 0 or update == updates or _last_within_a_power_of_two(rollouts, step):
@@ -186,7 +252,10 @@ def train_bandits(setup: BanditSetup, n: int, updates: int, record_every: int, r
         advantage = (reward - reward.mean(axis=-1, keepdims=True)) / (spread + 1e-6)  # [S, Bp, n]
         onehot = np.eye(setup.actions)[arms]  # [S, Bp, n, A]
         gradient = (advantage[..., None] * (onehot - probs[:, :, None, :])).mean(axis=2)  # [S, Bp, A]
-        policy.step(chosen, setup.lr * gradient)
+        if adam is None:
+            policy.step(chosen, lr * gradient)
+        else:
+            policy.parameters[...] += adam.step(policy.parameter_gradient(chosen, gradient))
     return pd.DataFrame(rows)
 
 
@@ -278,6 +347,25 @@ def batch_split_curves(settings: BanditConfig, features: int | None, step: str =
     if len(frames) < 2:
         raise ValueError(f"bandit.fixed_batch: {settings.fixed_batch} splits into B_p x n with B_p in [1, "
                          f"{settings.problems}] for {len(frames)} of bandit.rollouts_per_problem; needs two")
+    return pd.concat(frames, ignore_index=True)
+
+
+ADAM_RULES = ("constant", "sqrt")  # the step-size rules `optimizer_curves` runs Adam under
+
+
+def optimizer_curves(settings: BanditConfig, seed: int = 0) -> pd.DataFrame:
+    """`sharing_curves` of the tabular policy and of the largest d under Adam at step
+    ``settings.adam_lr``, constant and scaled by sqrt(B_p n / ``settings.reference_batch``):
+    its columns plus ``lr_scaling`` (`ADAM_RULES`). The same problems, features and draws
+    as `sharing_curves`, so the two optimizers compare curve by curve."""
+    frames = []
+    for rule in ADAM_RULES:
+        for features in (None, max(settings.features)):
+            setup = replace(_setup(settings, settings.batch_problems, features), optimizer="adam",
+                            lr=settings.adam_lr, lr_scaling=rule, reference_batch=settings.reference_batch)
+            curves = suboptimality_curves(setup, list(settings.rollouts_per_problem), settings.budget, seed=seed)
+            frames.append(curves.assign(features=settings.problems if features is None else features,
+                                        lr_scaling=rule))
     return pd.concat(frames, ignore_index=True)
 
 

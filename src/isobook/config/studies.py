@@ -16,8 +16,10 @@ class BanditConfig(Section):
     policy over d shared features for each d in `features`, beside the tabular policy (no
     sharing) at the same settings, every n to `budget` rollouts; then, at the middle d, a
     batch of B_p x n = `fixed_batch` rollouts split every way between B_p and n, with the
-    same step per problem and per update (`bandit.batch_split_curves`). About 100 seconds
-    of numpy at the defaults (kept in the run store), seconds in the smoke preset."""
+    same step per problem and per update (`bandit.batch_split_curves`); and the tabular
+    policy and the largest d under Adam, at a constant and a sqrt(B)-scaled step
+    (`bandit.optimizer_curves`). About 200 seconds of numpy at the defaults (kept in the run
+    store), seconds in the smoke preset."""
 
     PATH: ClassVar[str] = "bandit"
 
@@ -32,6 +34,9 @@ class BanditConfig(Section):
     seeds: int = option(8, "independent repetitions (new features, answers and draws each)", low=2)
     fixed_batch: int = option(64, "B_p x n of the batch-split comparison, run at the middle d of features "
                               "(a power of two)", low=4)
+    adam_lr: float = option(0.03, "Adam's step size in the optimizer comparison (at reference_batch when "
+                            "sqrt-scaled)", low=0.0)
+    reference_batch: int = option(64, "B_p x n at which a sqrt(B)-scaled step equals the constant one", low=1)
 
     def check(self) -> None:
         needs_powers_of_two("rollouts_per_problem", self.rollouts_per_problem, least=2)
@@ -47,8 +52,9 @@ class BanditConfig(Section):
         if len(splits) < 2:
             raise ConfigError(f"fixed_batch: {self.fixed_batch} must split as B_p x n with B_p in [1, "
                               f"{self.problems}] for two n of rollouts_per_problem, got {splits}")
-        if self.lr <= 0:
-            raise ConfigError(f"lr: must be > 0, got {self.lr}")
+        for name in ("lr", "adam_lr"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{name}: must be > 0, got {getattr(self, name)}")
         if self.budget < self.largest_batch:
             raise ConfigError(f"budget: {self.budget} buys no update of every curve; allowed: >= {self.largest_batch}")
 
