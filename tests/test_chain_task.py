@@ -1,4 +1,4 @@
-"""The chain-arithmetic family: verifier edge cases, the teacher, the difficulty and conflict knobs."""
+"""The chain-arithmetic family: verifier edge cases, the teacher, the difficulty, conflict and misconception knobs."""
 
 import hashlib
 
@@ -10,8 +10,11 @@ from isobook.tasks.chain import (
     STANDARD,
     TEN_LESS,
     ChainArithmetic,
+    carry_step_kinds,
     dialect_of,
+    misconceived_kinds,
     parse_final_answer,
+    step_kind,
     tempered_slip,
     verify_chain_answer,
 )
@@ -157,3 +160,66 @@ def test_conflict_outside_zero_to_one_fails_naming_the_field(conflict: float) ->
         load_config(None, [f"task.chain.conflict={conflict}"])
     with pytest.raises(ValueError, match="conflict is a share of problems in \\[0, 1\\]"):
         ChainArithmetic(conflict=conflict)
+
+
+def test_there_are_ninety_carry_step_kinds_and_the_misconceived_ones_nest() -> None:
+    kinds = carry_step_kinds()
+    assert len(kinds) == len(set(kinds)) == 90 and kinds[:2] == ["1+9", "2+8"] and "0-1" in kinds
+    assert step_kind(47, "+", 5) == "7+5" and step_kind(42, "-", 7) == "2-7"
+    six = misconceived_kinds(6)
+    assert len(set(six)) == 6 and set(six) <= set(kinds) and misconceived_kinds(7)[:6] == six  # K + 1 adds one
+    assert misconceived_kinds(0) == () and sorted(misconceived_kinds(90)) == sorted(kinds)
+
+
+def test_misconceptions_zero_is_the_default_task_and_the_knob_leaves_the_problems_drawn() -> None:
+    """At K = 0 the digests of the task before the knob existed hold (the conflict test's);
+    at K > 0 the same problems are drawn, with the misconceived steps each holds."""
+    plain, knob = ChainArithmetic(), ChainArithmetic(misconceptions=6)
+    before = plain.problems(200, seed=3)
+    drawn = "|".join(p.prompt + p.answer + str(p.meta) for p in before)
+    assert hashlib.sha256(drawn.encode()).hexdigest()[:16] == "7d6cc0924370cf3a"
+    after = knob.problems(200, seed=3)
+    assert [(p.prompt, p.answer) for p in after] == [(p.prompt, p.answer) for p in before]
+    for problem in after:
+        held = [step_kind(s.left, s.op, s.operand) for s in knob.teacher_steps(problem.prompt, None) if s.carry]
+        assert problem.meta["misconceived"] == ";".join(k for k in held if k in set(misconceived_kinds(6)))
+    assert 0 < sum(bool(p.meta["misconceived"]) for p in after) < 100
+
+
+def test_the_teacher_slips_at_the_misconception_rate_on_misconceived_steps_only() -> None:
+    task = ChainArithmetic(slip_carry=0.3, slip_plain=0.0, misconceptions=90, misconception_slip=0.8)
+    rng = np.random.default_rng(0)
+    results = [task.teacher_steps("8a+5=", rng)[0].result for _ in range(4000)]
+    assert set(results) == {13, 3} and abs(results.count(3) / 4000 - 0.8) < 0.03  # 8+5: misconceived at K = 90
+    one = misconceived_kinds(1)[0]
+    units, op, operand = int(one[0]), one[1], int(one[2])
+    some = ChainArithmetic(slip_carry=0.3, slip_plain=0.0, misconceptions=1, misconception_slip=0.8)
+    left = 10 + units
+    prompt = f"{left}a{op}{operand}="
+    slipped = [some.teacher_steps(prompt, rng)[0].result != (left + operand if op == "+" else left - operand)
+               for _ in range(4000)]
+    assert abs(np.mean(slipped) - 0.8) < 0.03
+    other = next(k for k in carry_step_kinds() if k != one and k[1] == "+")
+    prompt = f"{10 + int(other[0])}a+{other[2]}="
+    slipped = [some.teacher_steps(prompt, rng)[0].result != 10 + int(other[0]) + int(other[2]) for _ in range(4000)]
+    assert abs(np.mean(slipped) - 0.3) < 0.03  # every other carry kind keeps slip_carry
+
+
+def test_a_calibrated_model_passes_a_misconceived_step_below_one_half() -> None:
+    task = ChainArithmetic(slip_carry=0.45, slip_plain=0.0, misconceptions=90, misconception_slip=0.75)
+    two_carries = task.problems(1, seed=0)[0].__class__(id="b", prompt="8a+5b+7=", answer="20")
+    keep = 1 - tempered_slip(0.75, 0.6)
+    assert keep == pytest.approx(0.25 ** (5 / 3) / (0.25 ** (5 / 3) + 0.75 ** (5 / 3))) and keep < 0.15
+    assert task.calibrated_pass_rate(two_carries, 0.6) == pytest.approx(keep ** 2)
+    none = ChainArithmetic(slip_carry=0.45, slip_plain=0.0)
+    assert none.calibrated_pass_rate(two_carries, 0.6) == pytest.approx((1 - tempered_slip(0.45, 0.6)) ** 2)
+
+
+@pytest.mark.parametrize(("override", "message"), [
+    ("task.chain.misconceptions=91", r"task.chain.misconceptions: .*\[0, 90\]"),
+    ("task.chain.misconceptions=-1", r"task.chain.misconceptions: .*\[0, 90\]"),
+    ("task.chain.misconception_slip=1.0", r"task.chain.misconception_slip: .*\[0.0, 0.99\]"),
+])
+def test_bad_misconception_knobs_fail_naming_the_field(override: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_config(None, [override])

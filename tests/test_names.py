@@ -37,16 +37,16 @@ def test_names_are_those_isobook_wrote_before_the_naming_moved() -> None:
     """Base models, sets and step-0 scores as isobook wrote them at b4b4834 (before `names`
     existed) for these smoke configs: an existing store keeps answering from its folders.
     Runs are named as since the warm-up moved to rollouts and ``track_kl`` to off (the
-    recipe changed results, so every run was renamed)."""
+    recipe changed results, so every run was renamed; again when the LR anchor moved to B = 128)."""
     config = smoke_config(Path("/store"), "train.batch_problems=4", OLD_SCHEDULE)
     assert base_model_id(config) == "qwen2-h48-l2-chain-s0-8948b4"
     assert sets_id(config) == "qwen2-h48-l2-chain-s0-8948b4-pool400-05ecfa"
     assert base_scores_path(config).name == "easy-s0-0aa984.json"
-    assert run_name(config) == "easy-bp4-n8-s0-ff2a7f"
+    assert run_name(config) == "easy-bp4-n8-s0-7edc25"
     assert run_name(smoke_config(Path("/store"), "train.batch_problems=4", "train.rollouts_per_problem=4",
-                                 "train.n_train=2", OLD_SCHEDULE)) == "easy-bp4-n4-s0-f24017"
+                                 "train.n_train=2", OLD_SCHEDULE)) == "easy-bp4-n4-s0-52b4d0"
     assert run_name(smoke_config(Path("/store"), "train.batch_problems=4", "train.set=hard",
-                                 "recipe.zero_variance=all", OLD_SCHEDULE)) == "hard-bp4-n8-s0-de6582"
+                                 "recipe.zero_variance=all", OLD_SCHEDULE)) == "hard-bp4-n8-s0-b07025"
     # recipe.advantage replaced recipe.normalize_std: the default is the old default's run
     assert run_name(smoke_config(Path("/store"), "train.batch_problems=4", "recipe.advantage=grpo",
                                  OLD_SCHEDULE)) == run_name(config)
@@ -72,7 +72,7 @@ def test_the_default_configs_names_and_the_chat_fields() -> None:
     default = Config()
     assert base_model_id(default) == "qwen2-h96-l3-chain-s0-fd7ea5"
     assert sets_id(default) == "qwen2-h96-l3-chain-s0-fd7ea5-pool4000-cff854"
-    assert run_name(default) == "easy-bp32-n8-s0-a657ba"
+    assert run_name(default) == "easy-bp32-n8-s0-87a888"
     math = ["task.family=math-file", "task.math_file.path=/data/x.jsonl", "model.source=/m/Qwen"]
     assert sets_id(load_config(None, math)) == "Qwen-pool4000-5be16a"
     assert sets_id(load_config(None, [*math, "task.math_file.chat_template=off"])) == "Qwen-pool4000-5be16a"
@@ -89,8 +89,8 @@ def test_the_second_base_model_is_named_by_its_layout_and_keeps_the_mains_names(
     assert base_model_id(main) == "qwen2-h96-l3-chain-s0-fd7ea5"
     assert base_model_id(second) == "llama-h64-l4-chain-s0-357f14"
     assert second.model.key_value_heads == 2 and second.task == main.task and second.base_model == main.base_model
-    assert run_name(grid_run(main, "easy", 8, 4)) == "easy-bp8-n4-s0-e7df1e"  # chapter 02's run
-    assert run_name(grid_run(second, "easy", 8, 4)) == "easy-bp8-n4-s0-cb62ab"
+    assert run_name(grid_run(main, "easy", 8, 4)) == "easy-bp8-n4-s0-961de3"  # chapter 02's run
+    assert run_name(grid_run(second, "easy", 8, 4)) == "easy-bp8-n4-s0-cbd636"
     same = ["second_model.model.architecture=qwen2", "second_model.model.hidden_size=96", "second_model.model.num_layers=3"]
     with pytest.raises(ConfigError, match="second_model: labelled like the main model .qwen2-h96-l3."):
         model_arms(load_config(None, same))
@@ -142,7 +142,7 @@ def test_the_cpu_books_store_answers_after_the_task_and_second_model_became_subs
     """Read from the store of a cpu book built at 015a7ba, when ``task`` and ``second_model``
     were flat sections: the knob-on arm (``task.chain.conflict``, was ``task.conflict``) and
     the second model (``second_model.model``) name the base models and sets it holds (its
-    runs were renamed with the recipe's warm-up in rollouts)."""
+    runs were renamed with the recipe's warm-up in rollouts and again with the anchor at B = 128)."""
     config = Config()
     knob = knob_arms(config)["knob 0.5"]
     second = model_arms(config)["llama-h64-l4"]
@@ -151,9 +151,9 @@ def test_the_cpu_books_store_answers_after_the_task_and_second_model_became_subs
     assert sets_id(second) == "llama-h64-l4-chain-s0-357f14-pool4000-69c64e"
     n_values = (4, 8, 16, 32)
     assert [run_name(grid_run(knob, "hard", 8, n, seed=1)) for n in n_values] == [
-        "hard-bp8-n4-s1-1d19d9", "hard-bp8-n8-s1-31898f", "hard-bp8-n16-s1-8f0de3", "hard-bp8-n32-s1-55ca78"]
+        "hard-bp8-n4-s1-19f698", "hard-bp8-n8-s1-78db5f", "hard-bp8-n16-s1-5bcbcd", "hard-bp8-n32-s1-9ed50c"]
     assert [run_name(grid_run(second, "easy", 8, n)) for n in n_values] == [
-        "easy-bp8-n4-s0-cb62ab", "easy-bp8-n8-s0-886286", "easy-bp8-n16-s0-9f5e5e", "easy-bp8-n32-s0-2a9be1"]
+        "easy-bp8-n4-s0-cbd636", "easy-bp8-n8-s0-e0a700", "easy-bp8-n16-s0-afc219", "easy-bp8-n32-s0-000537"]
 
 
 def test_the_second_model_keeps_the_main_models_sequence_length() -> None:

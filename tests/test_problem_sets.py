@@ -1,10 +1,21 @@
-"""Bin edges (inclusive, as in the paper), splits, mixtures, the histogram and a set's composition."""
+"""Bin edges (inclusive, as in the paper), splits, mixtures, the histogram and a set's composition
+(dialects, misconceptions)."""
 
 import pandas as pd
 import pytest
 
 from isobook.config import SetsConfig
-from isobook.sets.rules import ProblemSet, build_sets, composition, histogram, in_bin, mix, split
+from isobook.sets.build import _misconception_report
+from isobook.sets.rules import (
+    ProblemSet,
+    build_sets,
+    composition,
+    histogram,
+    in_bin,
+    misconception_counts,
+    mix,
+    split,
+)
 
 
 def profile_with_counts(counts: list[int], samples: int = 16) -> pd.DataFrame:
@@ -73,3 +84,22 @@ def test_a_sets_composition_counts_its_problems_per_dialect_over_both_splits() -
     validation = pd.DataFrame({"id": range(5, 7), "dialect": ["ten-less", "ten-less"]})
     assert composition(ProblemSet("hard", train, validation)) == {"standard": 3, "ten-less": 4}
     assert composition(ProblemSet("hard", train.drop(columns="dialect"), validation.drop(columns="dialect"))) == {}
+
+
+def test_a_sets_misconceptions_count_each_kind_a_problem_holds_once_and_the_problems_holding_none() -> None:
+    train = pd.DataFrame({"id": range(4), "misconceived": ["7+5", "7+5;2-7", "", "2-7;2-7"]})
+    validation = pd.DataFrame({"id": range(4, 6), "misconceived": ["", "3+9"]})
+    assert misconception_counts(ProblemSet("hard", train, validation)) == {"2-7": 2, "3+9": 1, "7+5": 2, "none": 2}
+    assert misconception_counts(ProblemSet("hard", train.drop(columns="misconceived"),
+                                           validation.drop(columns="misconceived"))) == {}
+
+
+def test_the_misconception_report_gives_the_hard_sets_greedy_pass_and_pass_at_k_profile() -> None:
+    """Four hard problems with 0, 0, 1 and 1 correct of 16 samples: pass@1 = 2/64, pass@16
+    = 1/2, pass@k = (k / 16) / 2 in between (one correct sample: k of 16 drawn)."""
+    hard = pd.DataFrame({"id": range(4), "correct": [0, 0, 1, 1], "samples": 16, "greedy_correct": [0, 0, 0, 1],
+                         "misconceived": ["7+5", "7+5", "", "2-7"]})
+    report = _misconception_report({"hard": ProblemSet("hard", hard.iloc[:3], hard.iloc[3:])}, samples=16)
+    assert report["hard_greedy_pass"] == 0.25
+    assert report["hard_pass_at_k"] == {"1": 0.0312, "2": 0.0625, "4": 0.125, "8": 0.25, "16": 0.5}
+    assert report["sets"] == {"hard": {"2-7": 1, "7+5": 2, "none": 1}}

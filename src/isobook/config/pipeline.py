@@ -73,6 +73,11 @@ class ChainTaskConfig(Section):
     conflict: float = option(0.0, "share of problems in the ten-less dialect (prompt marked '<': carry and "
                              "borrow steps write ten less, and each dialect's teacher slips into the other's rule); "
                              "0: one shared skill, 0.5: two equal, competing ones", low=0.0, high=1.0)
+    misconceptions: int = option(0, "carry/borrow step kinds (of 90: an operation and the units digit it meets) on "
+                                 "which the teacher slips with misconception_slip instead of slip_carry; 0: none, "
+                                 "the default task", low=0, high=90)
+    misconception_slip: float = option(0.75, "teacher's slip probability on a misconceived step (above 0.5 the "
+                                       "model's likeliest answer there is wrong)", low=0.0, high=0.99)
 
     def check(self) -> None:
         if self.min_ops > self.max_ops:

@@ -8,7 +8,9 @@ Everything lands in ``<outputs>/sets/<sets-id>/`` (a folder named from the confi
   loadable with ``datasets.load_from_disk``;
 * ``summary.json``: counts per set, the avg@16 histogram, the share of ``hard`` problems
   with pass@16 > 0, the stability correlation, the seconds each stage took, and, where the
-  pool mixes the chain task's dialects (``task.chain.conflict`` > 0), each set's problems per dialect.
+  pool mixes the chain task's dialects (``task.chain.conflict`` > 0), each set's problems per dialect;
+  where the task has misconceptions (``task.chain.misconceptions`` > 0), each set's problems
+  per misconceived step kind, and the hard set's greedy pass rate and pass@k profile.
 
 Finished folders are reused as they are; an interrupted build resumes from the chunks in
 ``<sets-id>.partial/``.
@@ -19,7 +21,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +35,7 @@ from isobook.model.pretrain import build_threads, earlier_checkpoint_path, ensur
 from isobook.model.tokenizer import load_tokenizer
 from isobook.rollout import RolloutEngine, inference_engine
 from isobook.sets.difficulty import profile_problems
-from isobook.sets.rules import ProblemSet, build_sets, composition, histogram
+from isobook.sets.rules import ProblemSet, build_sets, composition, histogram, in_bin, misconception_counts
 from isobook.store.atomic import StoreError, atomic_folder, read_stored
 from isobook.store.names import POOL_SEED_OFFSET, sets_built, sets_folder
 from isobook.store.runs import settled_status
@@ -107,6 +109,10 @@ def _build_sets(config: Config, folder: Path) -> SetsResult:
     began = time.perf_counter()
     _xhard(config, engine, task, pool, profile, work)
     seconds["xhard"] = time.perf_counter() - began
+    if "misconceived" in profile:
+        began = time.perf_counter()
+        _greedy_hard(config, engine, task, pool, profile, work)
+        seconds["greedy"] = time.perf_counter() - began
     # The final model's engine is done: xhard runs before the stability check because vLLM
     # keeps one engine per process, and the earlier checkpoint's engine closes this one.
     del engine
@@ -214,6 +220,33 @@ def _xhard(config: Config, engine: RolloutEngine, task: Task, pool: list[Problem
     profile["xhard_samples"] = s.xhard_samples
 
 
+def _greedy_hard(config: Config, engine: RolloutEngine, task: Task, pool: list[Problem], profile: pd.DataFrame,
+                 work: Path) -> None:
+    """One greedy answer (temperature 0) for every problem in the hard band, in
+    ``greedy_correct`` (0 or 1; NA elsewhere): whether the base model's likeliest answer is right."""
+    band = in_bin(profile["correct"], profile["samples"], *config.sets.hard)
+    members = np.flatnonzero(band.to_numpy())
+    column = pd.array([pd.NA] * len(pool), dtype="Int64")
+    if len(members):
+        counts = profile_problems(engine, task, [pool[i] for i in members], 1, replace(config.sampling, temperature=0.0),
+                                  config.system.seed + 2, work / "greedy", desc="greedy hard", block=len(members))
+        column[members] = counts["correct"].to_numpy()
+    profile["greedy_correct"] = column
+
+
+def _misconception_report(sets: dict[str, ProblemSet], samples: int) -> dict[str, Any]:
+    """Problems per misconceived kind in every set; the hard set's greedy pass rate and its
+    pass@k (unbiased, from the profile's `samples`) at k = 1, 2, 4, ..., `samples`."""
+    hard = pd.concat([sets["hard"].train, sets["hard"].validation])
+    ks = [1 << i for i in range(samples.bit_length()) if 1 << i <= samples]
+    return {
+        "sets": {name: misconception_counts(s) for name, s in sets.items()},
+        "hard_greedy_pass": round(float(hard["greedy_correct"].astype(float).mean()), 4) if len(hard) else None,
+        "hard_pass_at_k": {str(k): round(float(best_at_k(hard["correct"], samples, k).mean()), 4) for k in ks}
+        if len(hard) else {},
+    }
+
+
 def _dataset_dict(problem_set: ProblemSet) -> datasets.DatasetDict:
     """The set as train/validation `datasets`, with fixed fingerprints so bytes are reproducible.
 
@@ -247,6 +280,7 @@ def _summary(config: Config, model_path: Path, parameters: int, profile: pd.Data
         "mean_completion_tokens": round(float(profile["tokens"].mean()), 2),
         "stability": stability,
         **({"dialects": {name: composition(s) for name, s in sets.items()}} if "dialect" in profile else {}),
+        **({"misconceptions": _misconception_report(sets, config.sets.samples)} if "misconceived" in profile else {}),
         "rollouts": rollouts,
         "seconds": {k: round(v, 1) for k, v in seconds.items()},
     }

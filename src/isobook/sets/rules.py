@@ -96,6 +96,19 @@ def histogram(profile: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"correct": counts.index, "avg": counts.index / samples, "problems": counts.values})
 
 
+def misconception_counts(problem_set: ProblemSet) -> dict[str, int]:
+    """How many of the set's problems (train and validation) hold each misconceived step
+    kind (the chain task's ``misconceived`` column, kinds joined by ``;``), a problem
+    counted once per kind it holds, and ``none``: the problems holding none. Empty when
+    the column is absent."""
+    rows = pd.concat([problem_set.train, problem_set.validation])
+    if "misconceived" not in rows:
+        return {}
+    held = rows["misconceived"].map(lambda kinds: sorted(set(kinds.split(";"))) if kinds else [])
+    counts = pd.Series([kind for kinds in held for kind in kinds], dtype=str).value_counts().sort_index()
+    return {**{str(kind): int(count) for kind, count in counts.items()}, "none": int((held.map(len) == 0).sum())}
+
+
 def composition(problem_set: ProblemSet, column: str = "dialect") -> dict[str, int]:
     """How many of the set's problems (train and validation) hold each value of `column`,
     e.g. the chain task's dialects, the skill each problem needs; empty when the column is absent."""

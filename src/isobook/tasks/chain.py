@@ -46,12 +46,24 @@ Why this task (see the book's "How isobook works" page):
   problems toward failing. At ``conflict`` 0 (the default) no problem is in the second
   dialect and the task draws exactly the problems it drew before the knob existed.
 
+* **Misconceptions, on a knob.** With ``misconceptions`` = K > 0, K of the 90 kinds of
+  carry/borrow step (an operation and the units digit it meets: ``7+5``, adding 5 to a
+  value ending in 7) are misconceived: on them the teacher slips with probability
+  ``misconception_slip`` instead of ``slip_carry``. Above one half, the base model's most
+  likely answer on those steps is wrong, so a problem is hard because of *which* steps it
+  contains, and unlearning one misconception is a skill shared only by the problems that
+  contain it (about 2.5 carry steps per problem: at K = 6, one problem in six holds one).
+  The K kinds are the first K of a fixed permutation (`MISCONCEPTION_SEED`), the same on
+  every machine. The problems drawn do not depend on K (only the teacher does), and at
+  K = 0 (the default) the task is the one before the knob existed.
+
 The running value stays within ``[0, max_value]`` on the correct path (an operation that
 would leave it is flipped), so every number is one or two digits and sequences stay short.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -64,6 +76,7 @@ _FINAL_ANSWER = re.compile(r"^[+-]?\d+$")
 STEP_LETTERS = "abcdefghijklmnopqrstuvwxyz"  # one per operation: at most 26 operations
 STANDARD, TEN_LESS = "standard", "ten-less"  # the dialects: carry and borrow steps as taught, or ten less
 TEN_LESS_MARK = "<"  # first character of a ten-less problem's prompt
+MISCONCEPTION_SEED = 260312151  # orders the carry-step kinds; `misconceptions` = K takes the first K
 
 
 def parse_final_answer(completion: str) -> int | None:
@@ -111,6 +124,26 @@ def _needs_carry(left: int, op: str, operand: int) -> bool:
     return units + operand >= 10 if op == "+" else units < operand
 
 
+def step_kind(left: int, op: str, operand: int) -> str:
+    """A step's kind as misconceptions are keyed: the units digit it meets, the operation
+    and the operand (``7+5``: adding 5 to a value ending in 7)."""
+    return f"{abs(left) % 10}{op}{operand}"
+
+
+def carry_step_kinds() -> list[str]:
+    """Every kind of carry/borrow step (`step_kind`), in a fixed order: 45 additions, 45 subtractions."""
+    return [step_kind(units, op, operand) for op in "+-" for units in range(10) for operand in range(1, 10)
+            if _needs_carry(units, op, operand)]
+
+
+def misconceived_kinds(count: int) -> tuple[str, ...]:
+    """The `count` misconceived carry-step kinds: the first of a fixed permutation of
+    `carry_step_kinds` (`MISCONCEPTION_SEED`), so that K + 1 misconceptions add one to K's."""
+    kinds = carry_step_kinds()
+    order = np.random.default_rng(MISCONCEPTION_SEED).permutation(len(kinds))
+    return tuple(kinds[i] for i in order[:count])
+
+
 def _by_rule(dialect: str, left: int, op: str, operand: int) -> int:
     """A step's correct result in `dialect`: exact, or ten less on a carry/borrow step."""
     exact = _exact(left, op, operand)
@@ -147,7 +180,9 @@ class ChainArithmetic:
     chains are drawn until one has exactly that many carries; `max_value` caps the running
     value; `slip_carry`/`slip_plain` are the teacher's per-step slip probabilities on
     carry/borrow steps and on the others; `conflict` is the share of problems written in
-    the ten-less dialect (module docstring), each problem's dialect drawn first.
+    the ten-less dialect (module docstring), each problem's dialect drawn first;
+    `misconceptions` carry-step kinds (`misconceived_kinds`) take the slip probability
+    `misconception_slip` instead of `slip_carry`.
     """
 
     min_ops: int = 2
@@ -158,6 +193,8 @@ class ChainArithmetic:
     slip_carry: float = 0.45
     slip_plain: float = 0.02
     conflict: float = 0.0
+    misconceptions: int = 0
+    misconception_slip: float = 0.75
     name: str = "chain"
 
     def __post_init__(self) -> None:
@@ -168,6 +205,20 @@ class ChainArithmetic:
             )
         if not 0.0 <= self.conflict <= 1.0:
             raise ValueError(f"chain task: conflict is a share of problems in [0, 1], got {self.conflict}")
+        if not 0 <= self.misconceptions <= len(carry_step_kinds()):
+            raise ValueError(f"chain task: misconceptions is a number of carry-step kinds in [0, "
+                             f"{len(carry_step_kinds())}], got {self.misconceptions}")
+        if not 0.0 <= self.misconception_slip < 1.0:
+            raise ValueError(f"chain task: misconception_slip is a probability in [0, 1), got {self.misconception_slip}")
+
+    @functools.cached_property
+    def misconceived(self) -> frozenset[str]:
+        """The misconceived carry-step kinds (`misconceived_kinds`)."""
+        return frozenset(misconceived_kinds(self.misconceptions))
+
+    def carry_slip(self, left: int, op: str, operand: int) -> float:
+        """The teacher's slip probability on a carry/borrow step from `left`."""
+        return self.misconception_slip if step_kind(left, op, operand) in self.misconceived else self.slip_carry
 
     def problems(self, count: int, seed: int) -> list[Problem]:
         rng = np.random.default_rng(seed)
@@ -186,18 +237,22 @@ class ChainArithmetic:
     def _draw(self, rng: np.random.Generator, problem_id: str, ops: int, dialect: str) -> Problem:
         value = int(rng.integers(1, 10))
         prompt = [TEN_LESS_MARK if dialect == TEN_LESS else "", str(value)]
-        carries = 0
+        carries, kinds = 0, []
         for letter in STEP_LETTERS[:ops]:
             operand = int(rng.integers(1, 10))
             op = "+" if rng.random() < 0.5 else "-"
             if not 0 <= _by_rule(dialect, value, op, operand) <= self.max_value:
                 op = "-" if op == "+" else "+"
-            carries += _needs_carry(value, op, operand)
+            if _needs_carry(value, op, operand):
+                carries += 1
+                kinds.append(step_kind(value, op, operand))
             value = _by_rule(dialect, value, op, operand)
             prompt.append(f"{letter}{op}{operand}")
         meta = {"ops": ops, "carries": carries}
         if self.conflict > 0:  # a column only where the pool mixes dialects
             meta["dialect"] = dialect
+        if self.misconceptions > 0:  # which misconceived steps the problem holds, in order ("" for none)
+            meta["misconceived"] = ";".join(kind for kind in kinds if kind in self.misconceived)
         return Problem(id=problem_id, prompt="".join(prompt) + "=", answer=str(value), meta=meta)
 
     def reward(self, completion: str, answer: str) -> float:
@@ -217,7 +272,7 @@ class ChainArithmetic:
             result = _by_rule(dialect, value, op, operand)
             carry = _needs_carry(value, op, operand)
             if rng is not None:
-                if carry and rng.random() < self.slip_carry:
+                if carry and rng.random() < self.carry_slip(value, op, operand):
                     result = _by_rule(STANDARD if dialect == TEN_LESS else TEN_LESS, value, op, operand)
                 elif not carry and rng.random() < self.slip_plain:
                     result -= 1
@@ -237,6 +292,10 @@ class ChainArithmetic:
         """
         steps = self.teacher_steps(problem.prompt, rng=None)
         carry_ok = 1.0 - tempered_slip(self.slip_carry, temperature)
+        misconceived_ok = 1.0 - tempered_slip(self.misconception_slip, temperature)
         plain_ok = 1.0 - tempered_slip(self.slip_plain, temperature)
         carries = sum(step.carry for step in steps)
-        return math.pow(carry_ok, carries) * math.pow(plain_ok, len(steps) - carries)
+        misconceived = sum(step.carry and step_kind(step.left, step.op, step.operand) in self.misconceived
+                           for step in steps)
+        return (math.pow(carry_ok, carries - misconceived) * math.pow(misconceived_ok, misconceived)
+                * math.pow(plain_ok, len(steps) - carries))
