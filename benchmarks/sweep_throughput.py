@@ -63,6 +63,7 @@ def main() -> None:
     print(f"{len(outcomes)} runs, {rollouts:,.0f} training rollouts, {args.workers} workers, {wall:.1f} s wall")
     print(f"of the workers' time: training sampling {sampling / busy:.0%}, updates {updating / busy:.0%}, "
           f"the rest (evaluation, checkpoints, start-up) {1 - (sampling + updating) / busy:.0%}")
+    print(f"seconds in the runs: training sampling {sampling:.1f}, updates {updating:.1f}")
     print(f"training rollouts/s: {rollouts / wall:.1f}")
 
 

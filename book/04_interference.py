@@ -17,7 +17,7 @@
 # groups move all problems more evenly, while small groups let some problems run away to
 # pass@1 = 1 as others fall to 0 ("rich get richer"). We run the base case exactly, beside
 # our model's runs from chapter 02, and compare the training-set pass@1 histograms of the
-# smallest and largest $n$ at the same compute.
+# smallest and largest $n$ at the same compute and after the same epochs.
 #
 # **How the verdicts are decided.** The bandits average many seeds: an $n$ wins where its
 # lead exceeds a 95% Student-t interval over seeds. The LLM's $n^*$ at each budget comes
@@ -319,13 +319,15 @@ table(pooled_columns.join(seed_columns).reset_index()
 #
 # Per-problem pass@1 on a fixed sample of training problems, measured at the
 # `evaluation.train_pass_rollouts` points, for the smallest and the largest $n$. Two
-# pairings decide: matched compute at the end of the budget (the small group has made
-# $n_{max}/n_{min}$ times the updates and epochs), and matched epochs, the large $n$ at the
-# end of the budget against the small $n$ at $n_{min}/n_{max}$ of it, where both have drawn
-# the same problems (the paper's Figure 12 pairs 16 epochs at $n = 8$ with one at $n = 128$
-# at equal compute; we hold the epochs equal instead, so that the pile-up is not merely the
-# small group's extra passes). Bars are stacked by dialect; the charts show the first seed,
-# the table every seed.
+# pairings decide, each at the last point both sides measured: matched compute (the small
+# group has made $n_{max}/n_{min}$ times the updates and epochs, as in the paper's Figure
+# 12, 16 epochs at $n = 8$ against one at $n = 128$), and matched epochs, the large $n$
+# against the small $n$ at $n_{min}/n_{max}$ of its rollouts, where both have drawn the same
+# problems in the same number of updates. The second pairing removes the small group's
+# extra passes but not its step size: at $B_p$ = 8, $n = 4$ reaches 512 rollouts inside its
+# warm-up and at $\sqrt{4/32}$ of the learning rate of $n = 32$, so it has moved about a
+# fifth as far, and its share at pass@1 = 0 leans towards the base model's. Bars are
+# stacked by dialect; the charts show the first seed, the table every seed.
 
 # %%
 extremes = [(run, label) for run, label in zip(knob_runs, knob_labels)

@@ -5,7 +5,6 @@ import pandas as pd
 import pytest
 
 from isobook.config import SetsConfig
-from isobook.sets.build import _misconception_report
 from isobook.sets.rules import (
     ProblemSet,
     build_sets,
@@ -13,6 +12,7 @@ from isobook.sets.rules import (
     histogram,
     in_bin,
     misconception_counts,
+    misconception_report,
     mix,
     split,
 )
@@ -99,7 +99,7 @@ def test_the_misconception_report_gives_the_hard_sets_greedy_pass_and_pass_at_k_
     = 1/2, pass@k = (k / 16) / 2 in between (one correct sample: k of 16 drawn)."""
     hard = pd.DataFrame({"id": range(4), "correct": [0, 0, 1, 1], "samples": 16, "greedy_correct": [0, 0, 0, 1],
                          "misconceived": ["7+5", "7+5", "", "2-7"]})
-    report = _misconception_report({"hard": ProblemSet("hard", hard.iloc[:3], hard.iloc[3:])}, samples=16)
+    report = misconception_report({"hard": ProblemSet("hard", hard.iloc[:3], hard.iloc[3:])}, samples=16)
     assert report["hard_greedy_pass"] == 0.25
     assert report["hard_pass_at_k"] == {"1": 0.0312, "2": 0.0625, "4": 0.125, "8": 0.25, "16": 0.5}
     assert report["sets"] == {"hard": {"2-7": 1, "7+5": 2, "none": 1}}

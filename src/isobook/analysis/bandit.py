@@ -350,16 +350,13 @@ def batch_split_curves(settings: BanditConfig, features: int | None, step: str =
     return pd.concat(frames, ignore_index=True)
 
 
-ADAM_RULES = ("constant", "sqrt")  # the step-size rules `optimizer_curves` runs Adam under
-
-
 def optimizer_curves(settings: BanditConfig, seed: int = 0) -> pd.DataFrame:
     """`sharing_curves` of the tabular policy and of the largest d under Adam at step
     ``settings.adam_lr``, constant and scaled by sqrt(B_p n / ``settings.reference_batch``):
-    its columns plus ``lr_scaling`` (`ADAM_RULES`). The same problems, features and draws
+    its columns plus ``lr_scaling`` (`LR_SCALINGS`). The same problems, features and draws
     as `sharing_curves`, so the two optimizers compare curve by curve."""
     frames = []
-    for rule in ADAM_RULES:
+    for rule in LR_SCALINGS:
         for features in (None, max(settings.features)):
             setup = replace(_setup(settings, settings.batch_problems, features), optimizer="adam",
                             lr=settings.adam_lr, lr_scaling=rule, reference_batch=settings.reference_batch)

@@ -35,7 +35,7 @@ from isobook.model.pretrain import build_threads, earlier_checkpoint_path, ensur
 from isobook.model.tokenizer import load_tokenizer
 from isobook.rollout import RolloutEngine, inference_engine
 from isobook.sets.difficulty import profile_problems
-from isobook.sets.rules import ProblemSet, build_sets, composition, histogram, in_bin, misconception_counts
+from isobook.sets.rules import ProblemSet, build_sets, composition, histogram, in_bin, misconception_report
 from isobook.store.atomic import StoreError, atomic_folder, read_stored
 from isobook.store.names import POOL_SEED_OFFSET, sets_built, sets_folder
 from isobook.store.runs import settled_status
@@ -234,19 +234,6 @@ def _greedy_hard(config: Config, engine: RolloutEngine, task: Task, pool: list[P
     profile["greedy_correct"] = column
 
 
-def _misconception_report(sets: dict[str, ProblemSet], samples: int) -> dict[str, Any]:
-    """Problems per misconceived kind in every set; the hard set's greedy pass rate and its
-    pass@k (unbiased, from the profile's `samples`) at k = 1, 2, 4, ..., `samples`."""
-    hard = pd.concat([sets["hard"].train, sets["hard"].validation])
-    ks = [1 << i for i in range(samples.bit_length()) if 1 << i <= samples]
-    return {
-        "sets": {name: misconception_counts(s) for name, s in sets.items()},
-        "hard_greedy_pass": round(float(hard["greedy_correct"].astype(float).mean()), 4) if len(hard) else None,
-        "hard_pass_at_k": {str(k): round(float(best_at_k(hard["correct"], samples, k).mean()), 4) for k in ks}
-        if len(hard) else {},
-    }
-
-
 def _dataset_dict(problem_set: ProblemSet) -> datasets.DatasetDict:
     """The set as train/validation `datasets`, with fixed fingerprints so bytes are reproducible.
 
@@ -267,6 +254,8 @@ def _summary(config: Config, model_path: Path, parameters: int, profile: pd.Data
     rollouts = int(profile["samples"].sum()) + stability["problems"] * config.sets.samples
     if "xhard_correct" in profile:
         rollouts += int(profile["xhard_correct"].notna().sum()) * (config.sets.xhard_samples - config.sets.samples)
+    if "greedy_correct" in profile:
+        rollouts += int(profile["greedy_correct"].notna().sum())
     return {
         "base_model": str(model_path),
         "parameters": parameters,
@@ -280,7 +269,7 @@ def _summary(config: Config, model_path: Path, parameters: int, profile: pd.Data
         "mean_completion_tokens": round(float(profile["tokens"].mean()), 2),
         "stability": stability,
         **({"dialects": {name: composition(s) for name, s in sets.items()}} if "dialect" in profile else {}),
-        **({"misconceptions": _misconception_report(sets, config.sets.samples)} if "misconceived" in profile else {}),
+        **({"misconceptions": misconception_report(sets, config.sets.samples)} if "misconceived" in profile else {}),
         "rollouts": rollouts,
         "seconds": {k: round(v, 1) for k, v in seconds.items()},
     }

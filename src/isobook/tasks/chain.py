@@ -52,7 +52,7 @@ Why this task (see the book's "How isobook works" page):
   ``misconception_slip`` instead of ``slip_carry``. Above one half, the base model's most
   likely answer on those steps is wrong, so a problem is hard because of *which* steps it
   contains, and unlearning one misconception is a skill shared only by the problems that
-  contain it (about 2.5 carry steps per problem: at K = 6, one problem in six holds one).
+  contain it (about 2.5 carry steps per problem: at K = 6, 18% of problems hold one).
   The K kinds are the first K of a fixed permutation (`MISCONCEPTION_SEED`), the same on
   every machine. The problems drawn do not depend on K (only the teacher does), and at
   K = 0 (the default) the task is the one before the knob existed.

@@ -381,10 +381,10 @@ def piles_up(train_pass: pd.DataFrame, small_n: int, large_n: int, claim: str,
     problems, from `sweeps.run_train_pass`; compared problem by problem and seed by seed.
 
     `matched`: ``compute`` compares both n at the largest rollout count both measured (the
-    small n has made large_n / small_n times the updates and epochs); ``epochs`` compares
-    the large n at its largest measured count R > 0 with the small n at R * small_n /
-    large_n, where both have drawn the same number of problems (R / n), as the paper's
-    Figure 12 pairs n = 8 over 16 epochs with n = 128 over one."""
+    small n has made large_n / small_n times the updates and epochs, as the paper's Figure
+    12 pairs n = 8 over 16 epochs with n = 128 over one); ``epochs`` compares the large n
+    at the largest count R > 0 for which the small n was measured at R * small_n / large_n,
+    where both have drawn the same number of problems (R / n)."""
     if matched not in ("compute", "epochs"):
         raise ValueError(f"matched: {matched!r}; allowed: compute, epochs")
     measured_at = {n: set(train_pass.loc[train_pass["n"] == n, "rollouts"]) for n in (small_n, large_n)}
