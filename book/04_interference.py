@@ -315,7 +315,7 @@ table(pooled_columns.join(seed_columns).reset_index()
       .rename(columns={"rollouts": "rollouts (n* {n within noise})"}))
 
 # %% [markdown]
-# ## Pass@1 histograms at matched compute, by dialect (Figure 12)
+# ## Pass@1 histograms at matched compute and matched epochs, by dialect (Figure 12)
 #
 # Per-problem pass@1 on a fixed sample of training problems, measured at the
 # `evaluation.train_pass_rollouts` points, for the smallest and the largest $n$. Two
@@ -341,7 +341,7 @@ if not train_pass.empty:
                                f"{train_pass['seed'].min()}",
                                color="dialect") for (set_name, arm), part in first_seed.groupby(["set", "knob"],
                                                                                               sort=False)],
-                   columns=2, shared_legend=True))
+                   columns=1, shared_legend=True))
     display(table(pass_summary(train_pass, by=["set", "knob", "dialect", "n"]),
                   rename={"stuck": "share at 0", "solved": "share at 1"}))
 else:

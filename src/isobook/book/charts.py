@@ -165,6 +165,7 @@ def pass_chart(train_pass: pd.DataFrame, title: str = "", color: str | None = No
     )
     if color:
         chart = chart.encode(color=category_color(color, sorted(data[color].astype(str).unique()), color))
-    return chart.properties(width=WIDTH - 40, height=90).facet(
+    points = max(data["rollouts"].nunique(), 1)  # the facet columns share two panels' width
+    return chart.properties(width=max(80, 2 * WIDTH // points - 30), height=90).facet(
         row=alt.Row("n:O", title="n"), column=alt.Column("rollouts:O", title="rollouts", header=alt.Header(format=",")),
         title=title)

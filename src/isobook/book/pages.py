@@ -108,7 +108,7 @@ def design_note(seeds_used: str, resolvable: float, seeds: SeedVariance | None) 
         "No seed variance was measured (no design with two seeds finished): every interval holds evaluation noise only."
     resolved = f"a difference of two candidates is resolved from about {resolvable:.3f}" if resolvable == resolvable \
         else "no two candidates finished"
-    return Markdown(f"**Design.** {seeds_used}; {resolved} (the half-width of its 95% interval). {variance} "
+    return Markdown(f"**Design.** {seeds_used[:1].upper()}{seeds_used[1:]}; {resolved} (the half-width of its 95% interval). {variance} "
                     "A tie means the difference is smaller than that, not that there is none.")
 
 
