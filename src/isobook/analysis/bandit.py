@@ -47,6 +47,7 @@ import pandas as pd
 
 from isobook.config import BanditConfig, Config
 from isobook.grpo.evaluation import doublings
+from isobook.grpo.recipe import LrScaling, scaled_lr
 from isobook.store.names import fingerprint
 
 
@@ -89,9 +90,7 @@ class BanditSetup:
 
     def lr_at(self, n: int) -> float:
         """The step size of an update of B_p x `n` rollouts under `lr_scaling`."""
-        if self.lr_scaling == "sqrt":
-            return self.lr * np.sqrt(self.batch_problems * n / self.reference_batch)
-        return self.lr
+        return scaled_lr(self.lr, self.reference_batch, self.batch_problems * n, LrScaling(self.lr_scaling))
 
 
 OPTIMIZERS = ("gradient", "adam")
