@@ -24,24 +24,18 @@
 # with the $n$ within noise of it; "$n^*$ grows" is decided by one contrast, the score of the
 # largest $n$ minus the smallest, its trend over $\log_2 C$ and its value at the largest
 # budget. Its 95% interval holds evaluation and training-seed noise (seeds paired across
-# the $n$ that share them, the seed-to-seed variance pooled over chapter 02's grid and this
-# chapter's two-seed arms); the pass@1 pile-ups compare the same training problems under
-# both $n$, seed by seed. Our task's problems share one skill, so the
-# chapter tests the explanation three ways: on the bandit with parameters shared across
-# problems, on that bandit under the LLM's optimizer (Adam, with a constant and a
-# $\sqrt{B}$-scaled step), and on the LLM with a knob that makes its problems compete.
+# the $n$ that share them, the seed-to-seed variance pooled over chapter 02's two-seed
+# grid); the pass@1 pile-ups compare the same training problems under
+# both $n$, seed by seed. Our task's problems share one skill, so the chapter tests the
+# explanation on the bandit with parameters shared across problems; chapter 08 takes the
+# question further (the bandits under the LLM's optimizer, the learning-rate rule,
+# problems made to compete, a task whose hard problems need exploration).
 
 # %% tags=["parameters"]
 params = "params/cpu.yaml"  # a preset from params/; the grid is its sweep section
 # Overrides as on the command line: a list of "section.field=value" strings.
 overrides = []
 budget = None  # rollouts per run; None keeps the params file's sweep.budget
-
-# %% tags=["book-declarations"]
-# Read by `isobook book` before the chapter runs: the base models it trains beside the
-# params file's, built with the book's other arms before any chapter starts.
-budget_share = 1.0
-extra_base_models = ["knob"]
 
 # %%
 import numpy as np
@@ -55,32 +49,21 @@ from isobook.analysis.bandit import (
     batch_split_curves,
     best_n,
     comparable_budgets,
-    optimizer_curves,
     sharing_curves,
     suboptimality_curves,
 )
 from isobook.analysis.findings.bandit_claims import bandit_n_star_grows, bandit_optima, bandit_optimum, smallest_n_wins
-from isobook.analysis.findings.claims import (
-    greater,
-    n_star_grows,
-    optima_by_budget,
-    optimum_above,
-    optimum_of,
-    piles_up,
-    scores_by_budget,
-    set_text,
-)
-from isobook.analysis.findings.statistics import grid_seed_variance, problem_scores, resolvable_difference
+from isobook.analysis.findings.claims import optimum_above, optimum_of, piles_up, set_text
+from isobook.analysis.findings.statistics import problem_scores, resolvable_difference
 from isobook.analysis.frontier import measured_frontier, pass_summary
 from isobook.book.charts import curves_chart, n_star_chart, panels, pass_chart, use_offline_renderer
 from isobook.book.kernel import chapter_config
 from isobook.book.pages import FindingsTable, design_note, note, runs_note, scale, table
 from isobook.book.seeds import book_seed_variance
 from isobook.grpo.evaluation import metric_name
-from isobook.grpo.transfer import transfer_counts
-from isobook.sets.build import dialects, load_set, prepare_sets
+from isobook.sets.build import load_set, prepare_sets
 from isobook.store.atomic import cached_parquet
-from isobook.sweeps import grid_run, knob_arms, n_grid, run_configs, run_counts, run_points, run_train_pass
+from isobook.sweeps import grid_run, n_grid, run_configs, run_counts, run_points, run_train_pass
 
 use_offline_renderer()
 config = chapter_config(params, overrides, budget)
@@ -186,46 +169,6 @@ table(split_optima.assign(**{"n within noise": split_optima["within noise"].map(
                                                                     "score": "pass@1 at n*"})
 
 # %% [markdown]
-# ## The bandit under the LLM's optimizer
-#
-# The steps above are plain gradient steps of a constant size. The LLM trains with Adam,
-# whose step is normalised coordinate by coordinate (a noisy gradient takes as long a step
-# as a clean one), and scales its learning rate with $\sqrt{B}$. The tabular policy and the
-# largest $d$ run again under Adam, at a constant step and at that step times
-# $\sqrt{B_p n / B_0}$, from the same problems, features and draws. If $n^*$ grows under
-# Adam with shared features and not without them, sharing is still what makes it grow; if
-# it grows under the $\sqrt{B}$ rule too, the LLM's learning-rate rule does not hide it.
-
-# %%
-largest = max(settings.features)
-adam = cached_parquet(bandit_curves_path(config, "optimizers"), lambda: optimizer_curves(settings, config.system.seed))
-adam["optimizer"] = "Adam, " + adam["lr_scaling"].map({"constant": "constant step", "sqrt": "sqrt(B) step"})
-plain = sharing[sharing["features"].isin([settings.problems, largest])].assign(optimizer="gradient, constant step")
-optimizers = pd.concat([plain[adam.columns.drop(["lr_scaling", "optimizer"]).tolist() + ["optimizer"]],
-                        adam.drop(columns="lr_scaling")], ignore_index=True)
-optimizers["pass@1"] = 1 - optimizers["suboptimality"]
-optimizers["policy"] = optimizers["features"].map(lambda d: "tabular" if d == settings.problems else f"d = {d}")
-optimizer_optima = pd.concat([bandit_optima(part, shared_budgets).assign(optimizer=name, policy=policy)
-                              for (name, policy), part in optimizers.groupby(["optimizer", "policy"], sort=False)],
-                             ignore_index=True)
-adam_steps = {n: settings.adam_lr * (settings.batch_problems * n / settings.reference_batch) ** 0.5
-              for n in (min(settings.rollouts_per_problem), max(settings.rollouts_per_problem))}
-note(f"Adam: step {settings.adam_lr:g} (betas 0.9, 0.999); under the sqrt(B) rule it holds at B_0 = "
-     f"{settings.reference_batch} rollouts per update, " + ", ".join(f"{step:.3g} at n = {n}" for n, step in
-                                                                      adam_steps.items())
-     + ". The plain-gradient curves are those above.")
-
-# %%
-optimizer_optima["curve"] = optimizer_optima["policy"] + ", " + optimizer_optima["optimizer"]
-n_star_chart(optimizer_optima, "curve", title="n* by budget under each optimizer")
-
-# %%
-table(optimizer_optima.assign(**{"n*": optimizer_optima["n"].astype(str) + " "
-                                 + optimizer_optima["within noise"].map(set_text)})
-      .pivot(index="rollouts", columns="curve", values="n*")[list(dict.fromkeys(optimizer_optima["curve"]))]
-      .reset_index().rename(columns={"rollouts": "rollouts (n* {n within noise})"}))
-
-# %% [markdown]
 # ## The base case beside the LLM: n* at each budget
 #
 # The bandits' best $n$ (lowest suboptimality) against the LLM's measured $n^*$ (each
@@ -234,6 +177,7 @@ table(optimizer_optima.assign(**{"n*": optimizer_optima["n"].astype(str) + " "
 # %%
 runs = [grid_run(config, set_name, batch_problems, n) for set_name in config.sweep.sets for n in n_values]
 outcomes = run_configs(runs, config, show_progress=False)
+seeds = book_seed_variance(config, avg)
 points = run_points(runs, config.evaluation.k)
 counts = run_counts(runs, "validation")
 compare = []
@@ -246,79 +190,11 @@ display(runs_note(outcomes))
 table(pd.concat(compare, ignore_index=True)[["set", "rollouts", "bandit n*", "LLM n*"]])
 
 # %% [markdown]
-# ## Competing skills: the LLM with the knob off and on
-#
-# Our task's problems share one skill (carrying), so an update on one helps the others.
-# The knob `task.chain.conflict` writes that share of problems in a second dialect, marked `<`,
-# in which every carry or borrow step writes ten less, and each dialect's teacher slips into
-# the other's rule: the two dialects pull the same weights in opposite directions. With the
-# knob on, the base model learns both from the teacher, the difficulty profile and the sets
-# are built from its avg@16 as before, and the same grid runs on them: the sweep's $n$ at
-# its first $B_p$ on each set of `interference.sets`, once per seed of
-# `interference.seeds`, and the same with the knob off (the chapter's runs above are its
-# first seed). Each budget's $n^*$ averages each validation problem's score over the
-# seeds; the per-seed columns show how far one trained run moves it.
-
-# %%
-knob = config.interference
-arms = knob_arms(config)
-by_set = {(arm, set_name): dialects(sets, set_name)  # easy too: the forgetting below
-          for arm, sets in ((arm, prepare_sets(arm_config)) for arm, arm_config in arms.items())
-          for set_name in dict.fromkeys([*knob.sets, "easy"])}
-dialect = {arm: pd.concat([values for (of, _), values in by_set.items() if of == arm]) for arm in arms}
-dialect = {arm: values[~values.index.duplicated()] for arm, values in dialect.items()}
-composition_rows = [{"knob": arm, "set": set_name, **by_set[arm, set_name].value_counts()}
-                    for arm in arms for set_name in knob.sets]
-table(pd.DataFrame(composition_rows).fillna(0).astype({"standard": int, "ten-less": int}),
-      rename={"standard": "standard problems", "ten-less": "ten-less problems"})
-
-# %%
-knob_runs, knob_labels = [], []
-for arm, arm_config in arms.items():
-    for set_name in knob.sets:
-        for n in n_values:
-            for seed in knob.seeds:
-                knob_runs.append(grid_run(arm_config, set_name, batch_problems, n, seed=seed))
-                knob_labels.append({"knob": arm})
-knob_outcomes = run_configs(knob_runs, config, show_progress=False)
-knob_counts = run_counts(knob_runs, "validation", knob_labels)
-knob_points = run_points(knob_runs, config.evaluation.k, knob_labels)
-knob_scores = {key: scores_by_budget(part, ["n"], avg, budgets)
-               for key, part in knob_counts.groupby(["knob", "set"], sort=False)}
-seeds = book_seed_variance(config, avg, *(grid_seed_variance(by_budget, "knob arms")
-                                          for by_budget in knob_scores.values()))
-knob_optima, seed_optima = [], {}
-for (arm, set_name), part in knob_counts.groupby(["knob", "set"], sort=False):
-    knob_optima.append(optima_by_budget(part, ["n"], avg, budgets, seeds).assign(knob=arm, set=set_name))
-    seed_optima[arm, set_name] = {seed: optima_by_budget(part[part["seed"] == seed], ["n"], avg, budgets, seeds)
-                                  for seed in sorted(part["seed"].unique())}  # the seeds trained (sweep.seed_shift)
-knob_optima = pd.concat(knob_optima, ignore_index=True)
-display(runs_note(knob_outcomes))
-mean_points = knob_points.groupby(["knob", "set", "n", "rollouts"], as_index=False)[avg].mean()
-panels([curves_chart(part, avg, title=f"{set_name}, {arm}: mean of {len(knob.seeds)} seeds")
-        for (set_name, arm), part in mean_points.groupby(["set", "knob"], sort=False)])
-
-# %%
-panels([n_star_chart(part, "knob", title=f"{set_name}: n* by budget, knob off and on ({len(knob.seeds)} seeds)")
-        for set_name, part in knob_optima.groupby("set", sort=False)], columns=1)
-
-# %%
-per_seed_rows = [part.assign(knob=arm, set=set_name, seed=seed)
-                 for (arm, set_name), by_seed in seed_optima.items() for seed, part in by_seed.items()]
-per_seed = pd.concat(per_seed_rows, ignore_index=True)
-seed_columns = per_seed.pivot_table(index=["set", "rollouts"], columns=["knob", "seed"], values="n",
-                                    aggfunc="first")
-pooled = knob_optima.assign(**{"n*": knob_optima["n"].astype(str) + " " + knob_optima["within noise"].map(set_text)})
-pooled_columns = pooled.pivot(index=["set", "rollouts"], columns="knob", values="n*")[list(arms)]
-seed_columns.columns = [f"{arm}, seed {seed}" for arm, seed in seed_columns.columns]
-table(pooled_columns.join(seed_columns).reset_index()
-      .rename(columns={"rollouts": "rollouts (n* {n within noise})"}))
-
-# %% [markdown]
-# ## Pass@1 histograms at matched compute and matched epochs, by dialect (Figure 12)
+# ## Pass@1 histograms at matched compute and matched epochs (Figure 12)
 #
 # Per-problem pass@1 on a fixed sample of training problems, measured at the
-# `evaluation.train_pass_rollouts` points, for the smallest and the largest $n$. Two
+# `evaluation.train_pass_rollouts` points, for the smallest and the largest $n$ of chapter
+# 02's runs on each set of `interference.sets`, on every seed of `interference.seeds`. Two
 # pairings decide, each at the last point both sides measured: matched compute (the small
 # group has made $n_{max}/n_{min}$ times the updates and epochs, as in the paper's Figure
 # 12, 16 epochs at $n = 8$ against one at $n = 128$), and matched epochs, the large $n$
@@ -326,51 +202,26 @@ table(pooled_columns.join(seed_columns).reset_index()
 # problems in the same number of updates. The second pairing removes the small group's
 # extra passes but not its step size: at $B_p$ = 8, $n = 4$ reaches 512 rollouts inside its
 # warm-up and at $\sqrt{4/32}$ of the learning rate of $n = 32$, so it has moved about a
-# fifth as far, and its share at pass@1 = 0 leans towards the base model's. Bars are
-# stacked by dialect; the charts show the first seed, the table every seed.
+# fifth as far, and its share at pass@1 = 0 leans towards the base model's. The charts show
+# the first seed, the table every seed. (Problems made to compete, the dialects of
+# `task.chain.conflict`, are not a test of interference here: every $n$ abandons one
+# dialect, and chapter 08 shows that a larger $n$ only delays it.)
 
 # %%
-extremes = [(run, label) for run, label in zip(knob_runs, knob_labels)
-            if run.train.rollouts_per_problem in (min(n_values), max(n_values))]
-train_pass = run_train_pass([run for run, _ in extremes], [label for _, label in extremes])
+knob = config.interference
+pile_runs = [grid_run(config, set_name, batch_problems, n, seed=seed) for set_name in knob.sets
+             for n in (min(n_values), max(n_values)) for seed in knob.seeds]
+display(runs_note(run_configs(pile_runs, config, show_progress=False)))
+train_pass = run_train_pass(pile_runs)
 if not train_pass.empty:
-    train_pass["dialect"] = [dialect[arm].get(problem, "standard") for arm, problem in
-                             zip(train_pass["knob"], train_pass["id"])]
     first_seed = train_pass[train_pass["seed"] == train_pass["seed"].min()]
-    display(panels([pass_chart(part, title=f"{set_name}, {arm}: pass@1 of training problems, seed "
-                               f"{train_pass['seed'].min()}",
-                               color="dialect") for (set_name, arm), part in first_seed.groupby(["set", "knob"],
-                                                                                              sort=False)],
-                   columns=1, shared_legend=True))
-    display(table(pass_summary(train_pass, by=["set", "knob", "dialect", "n"]),
+    display(panels([pass_chart(part, title=f"{set_name}: pass@1 of training problems, seed "
+                               f"{train_pass['seed'].min()}") for set_name, part in first_seed.groupby("set")],
+                   columns=1))
+    display(table(pass_summary(train_pass, by=["set", "seed", "n"]),
                   rename={"stuck": "share at 0", "solved": "share at 1"}))
 else:
     display(note("No training-set pass rates were measured (evaluation.train_pass_rollouts is empty)."))
-
-# %% [markdown]
-# ## Does hard-only training forget easy problems? (Figure 15)
-#
-# The final policies of the hard-set runs, and each arm's base model, on the easy
-# validation problems, each problem's score averaged over the seeds, by dialect.
-
-# %%
-forgetting = {}
-for arm, arm_config in arms.items():
-    hard_runs = [run for run, label in zip(knob_runs, knob_labels) if label["knob"] == arm and run.train.set == "hard"]
-    if hard_runs:
-        counts_on_easy = transfer_counts(hard_runs, ["easy"])
-        counts_on_easy["dialect"] = counts_on_easy["id"].map(dialect[arm]).fillna("standard")
-        by_dialect = list(counts_on_easy.groupby("dialect")) if counts_on_easy["dialect"].nunique() > 1 else []
-        for language, part in [("all", counts_on_easy), *by_dialect]:
-            forgetting[arm, language] = problem_scores(part, ["train_set", "n"], avg)
-if forgetting:
-    display(table(pd.DataFrame([{"knob": arm, "easy problems": language, "problems": scores.index.get_level_values("id").nunique(),
-                         f"base model {avg}": scores[("-", 0)].mean(),
-                         **{f"hard-only n = {n}": scores[("hard", n)].mean() for n in n_values
-                            if ("hard", n) in scores}}
-                        for (arm, language), scores in forgetting.items()])))
-else:
-    display(note("Forgetting needs runs on the hard set (interference.sets)."))
 
 # %% [markdown]
 # ## Findings at our scale
@@ -385,15 +236,6 @@ findings.append(smallest_n_wins(sharing[sharing["features"] == settings.problems
 for policy in policies[1:]:
     findings.append(bandit_n_star_grows(shared_optima[shared_optima["policy"] == policy],
                                  f"{settings.problems} problems sharing {policy} features: n* grows with compute (Fig. 12)"))
-for name in dict.fromkeys(adam["optimizer"]):
-    chosen = optimizers[optimizers["optimizer"] == name]
-    findings.append(smallest_n_wins(chosen[chosen["policy"] == "tabular"], shared_budgets,
-                                    f"{settings.problems} tabular problems under {name}: the smallest n wins at every "
-                                    "budget"))
-    findings.append(bandit_n_star_grows(optimizer_optima[(optimizer_optima["optimizer"] == name)
-                                                         & (optimizer_optima["policy"] == f"d = {largest}")],
-                                        f"{settings.problems} problems sharing d = {largest} features under {name}: "
-                                        "n* grows with compute (Fig. 12)"))
 for rule in STEP_RULES:
     findings.append(bandit_n_star_grows(split_optima[split_optima["step"] == rule],
                                  f"at a fixed batch B_p x n = {settings.fixed_batch} (d = {split_features}, the same "
@@ -405,26 +247,13 @@ for set_name, curves in many.items():
                                   ("bandit (pass@1)", bandit, list(bandit.tied)),
                                   f"{set_name}: the LLM's n* exceeds the interference-free bandit's at "
                                   f"{config.sweep.budget:,} rollouts (Fig. 12)"))
-for arm in arms:
-    for set_name in knob.sets:
-        findings.append(n_star_grows(knob_scores[arm, set_name], f"{set_name}, LLM at {arm}: n* grows with compute "
-                                     "(Fig. 12)", seeds))
-for (arm, set_name), part in train_pass.groupby(["knob", "set"], sort=False):
+for set_name, part in train_pass.groupby("set", sort=False):
     for matched in ("compute", "epochs"):
         findings.append(piles_up(part, min(n_values), max(n_values),
-                                 f"{set_name}, LLM at {arm}: small n piles training problems at pass@1 0 and 1, large "
-                                 f"n moves them evenly, at matched {matched} (Fig. 12)", seeds, matched))
-split_arms = {arm for arm, language in forgetting if language != "all"}
-for (arm, language), scores in forgetting.items():
-    if language == "all" and arm in split_arms:
-        continue  # with two dialects, each dialect's row says more than the mixture's
-    findings.append(greater(scores, ("-", 0), ("hard", min(n_values)),
-                            f"LLM at {arm}: training on hard problems only forgets easy ones"
-                            + (f" of the {language} dialect" if language != "all" else "")
-                            + f" (n = {min(n_values)}; Fig. 15)",
-                            ("base model", f"hard-only, n = {min(n_values)}"), f"{avg} on easy", seeds))
-last_knob = knob_scores[next(iter(knob_scores))]
-display(design_note(f"the bandits: {settings.seeds} seeds and more; the LLM's knob arms: seeds "
-                    f"{', '.join(map(str, knob.seeds))}", resolvable_difference(last_knob[max(last_knob)], seeds), seeds))
-FindingsTable(findings, "04_interference", scale(config) + f"; the rows on {' and '.join(arms)}: seeds "
+                                 f"{set_name}, LLM: small n piles training problems at pass@1 0 and 1, large n moves "
+                                 f"them evenly, at matched {matched} (Fig. 12)", seeds, matched))
+at_budget = problem_scores(counts[counts["set"] == knob.sets[0]], ["n"], avg)
+display(design_note(f"the bandits: {settings.seeds} seeds and more; the LLM's pile-ups: seeds "
+                    f"{', '.join(map(str, knob.seeds))}", resolvable_difference(at_budget, seeds), seeds))
+FindingsTable(findings, "04_interference", scale(config) + "; the pile-ups on seeds "
               + ", ".join(str(seed) for seed in knob.seeds))

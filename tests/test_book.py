@@ -62,7 +62,8 @@ def test_the_book_builds_its_other_base_models_in_processes_of_their_own(built) 
     outputs, _, _ = built
     config = load_config(ROOT / "params" / "smoke.yaml", [f"system.outputs={outputs}"])
     arms = book_arms(config)
-    assert len({sets_folder(arm) for arm in arms}) == 3  # the main model, chapter 04's knob on, chapter 07's Llama
+    # the main model, chapter 04's knob on, chapter 07's Llama, chapter 08's misconceptions
+    assert len({sets_folder(arm) for arm in arms}) == 4
     assert all(sets_built(arm) for arm in arms)
     logs = sorted((outputs / "logs").glob("*.log"))  # the main arm came prebuilt: two were built, at once
     assert [log.stem for log in logs] == sorted(sets_folder(arm).name for arm in arms[1:])
@@ -191,15 +192,15 @@ def test_chapters_run_smallest_budget_first_and_come_back_in_the_books_order(tmp
     notebooks = execute_chapters(chapter_parameters("cpu-long.yaml", [], config), config.sweep.budget, tmp_path)
     assert [notebook.stem for notebook in notebooks] == [Path(chapter).name for chapter in chapters()]
     # The chapters at 16,384 run last, so the runs they extend have stopped at 4,096 first.
-    assert ran[-2:] == [("02_n_versus_m", 16384), ("04_interference", 16384)]
-    assert [budget for _, budget in ran[:-2]] == [None] * (len(ran) - 2)
+    assert ran[-3:] == [("02_n_versus_m", 16384), ("04_interference", 16384), ("08_what_makes_n_grow", 16384)]
+    assert [budget for _, budget in ran[:-3]] == [None] * (len(ran) - 3)
 
 
 def test_rounds_group_the_chapters_by_the_budget_their_runs_train_to_smallest_first() -> None:
     config = load_config(ROOT / "params" / "cpu-long.yaml")
     rounds = budget_rounds(chapter_parameters("cpu-long.yaml", [], config), config.sweep.budget)
     names = [Path(chapter).name for chapter in chapters()]
-    long = ("02_n_versus_m", "04_interference")
+    long = ("02_n_versus_m", "04_interference", "08_what_makes_n_grow")
     assert [[Path(c).name for c in chapters_of_round] for chapters_of_round in rounds] == [
         ["01_recipe"], [name for name in names if name not in ("01_recipe", *long)], list(long)]
     # Chapter 01 is in a round of its own because it declares that its runs train to half
@@ -212,7 +213,7 @@ def test_a_chapter_declaration_outside_its_fields_is_one_error(tmp_path: Path) -
     source = tmp_path / "chapter.py"
     source.write_text('# %% tags=["book-declarations"]\nextra_base_models = ["third-model"]\n')
     with pytest.raises(ConfigError, match=r"chapter.py: extra_base_models \['third-model'\]; allowed: a list of "
-                                          r"knob, second-model"):
+                                          r"knob, second-model, misconceptions"):
         chapter_declarations(source)
     source.write_text('# %% tags=["book-declarations"]\nhalf = 0.5\n')
     with pytest.raises(ConfigError, match="may assign only budget_share, extra_base_models"):

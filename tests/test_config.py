@@ -24,13 +24,14 @@ def test_presets_load_and_defaults_match_the_cpu_preset() -> None:
     assert list(model_arms(gpu)) == ["Qwen2.5-0.5B-Instruct", "Llama-3.2-1B-Instruct"]  # chapter 07's two checkpoints
 
 
-def test_the_long_book_is_the_default_with_two_chapters_at_four_times_the_budget() -> None:
+def test_the_long_book_is_the_default_with_three_chapters_at_four_times_the_budget() -> None:
     long = load_config(ROOT / "params" / "cpu-long.yaml")
     assert replace(long, book=Config().book) == Config()  # same base models, sets and runs, extended
     budgets = {name: given.get("budget") for name, given in chapter_parameters("long.yaml", [], long).items()}
     assert budgets == {"00_introduction": None, "01_recipe": None, "02_n_versus_m": 4 * long.sweep.budget,
                        "03_bp_versus_n": None, "04_interference": 4 * long.sweep.budget, "05_data": None,
-                       "06_playbook": None, "07_models_and_baselines": None}
+                       "06_playbook": None, "07_models_and_baselines": None,
+                       "08_what_makes_n_grow": 4 * long.sweep.budget}
     with pytest.raises(ConfigError, match=r"book.budgets: '2_n' is not a chapter; allowed: 01_recipe, 02_n_versus_m"):
         chapter_parameters("long.yaml", [], load_config(None, ["book.budgets={2_n: 8192}"]))
     with pytest.raises(ConfigError, match=r"book.budgets: '00_introduction' takes no budget; allowed: 01_recipe, "):
@@ -66,7 +67,8 @@ def test_overrides_apply_on_top_of_the_file() -> None:
         ("sets.mixtures={m: {medium: 1.0}}", r"sets.mixtures.m: unknown set \['medium'\]"),
         ("task.family=math-file", r"task.math_file.path: required when family is 'math-file'"),
         ("task.math_file.chat_template=maybe", r"task.math_file.chat_template: 'maybe' is not allowed; allowed: auto, on, off"),
-        ("nonsense=1", r"nonsense: unknown field; allowed: bandit, base_model, baseline, book, evaluation, interference, model"),
+        ("nonsense=1", r"nonsense: unknown field; allowed: bandit, base_model, baseline, book, evaluation, "
+                       r"interference, misconceptions, model"),
         ("pool_size", r"expected key=value"),
         ("train.set=medium", r"train.set: 'medium' is not a problem set; allowed: easy, hard, veryeasy, xhard, mix-dual"),
         ("train.n_train=9", r"train.n_train: must be <= rollouts_per_problem=8, got 9"),

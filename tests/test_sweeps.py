@@ -14,11 +14,16 @@ import pytest
 import torch
 
 from isobook.config import ConfigError, load_config
+from isobook.grpo.run import problems_of
+from isobook.grpo.skills import step_skills
 from isobook.grpo.transfer import transfer_counts
+from isobook.sets.build import load_set, stored_sets
 from isobook.store.names import run_folder
+from isobook.tasks import make_task
 from isobook.sweeps import (
     grid_run,
     knob_arms,
+    misconception_arms,
     n_grid,
     run_configs,
     run_counts,
@@ -147,6 +152,13 @@ def test_runs_off_the_grid_share_the_store_carry_labels_and_score_on_other_sets(
     assert list(arms) == ["knob 0", "knob 0.5"] and arms["knob 0.5"].task.chain.conflict == 0.5
     with pytest.raises(ConfigError, match=r"interference.conflict: the knob-on runs need a knob unlike task.chain.conflict"):
         knob_arms(smoke_config(outputs_with_sets, "task.chain.conflict=0.5"))
+    arms = misconception_arms(config)
+    chain = arms["misconceptions 12"].task.chain
+    assert list(arms) == ["misconceptions 0", "misconceptions 12"] and arms["misconceptions 0"] is config
+    assert (chain.misconceptions, chain.misconception_slip, chain.slip_carry) == (12, 0.85, 0.3)
+    with pytest.raises(ConfigError, match=r"misconceptions.kinds: the arm needs a number of misconceptions unlike "
+                                          r"task.chain.misconceptions \(12\)"):
+        misconception_arms(smoke_config(outputs_with_sets, "task.chain.misconceptions=12"))
     assert run_configs([on_grid, small], config, show_progress=False)["status"].tolist() == ["finished"] * 2
 
     history = run_history([on_grid, small], [{"data": "all"}, {"data": "3"}])
@@ -173,6 +185,18 @@ def test_runs_off_the_grid_share_the_store_carry_labels_and_score_on_other_sets(
     kept.write_text(json.dumps({**planted, "correct": [4] * len(planted["correct"])}))
     again = transfer_counts([on_grid], ["hard"])
     assert again.loc[again["run"] == run_folder(on_grid).name, "correct"].eq(4).all()
+
+    # Carry-step skills of the same policies on the hard set: one row per carry step of its
+    # validation problems for each, the probabilities kept beside the transfer counts.
+    skills = step_skills([on_grid], "hard")
+    task = make_task(config.task)
+    problems = problems_of(load_set(stored_sets(config), "hard")["validation"])[: config.evaluation.validation_problems]
+    steps = sum(len(task.carry_steps(problem.prompt)) for problem in problems)
+    assert skills.groupby("run").size().to_dict() == {"base": steps, run_folder(on_grid).name: steps}
+    assert skills["p_right"].between(0, 1).all() and not skills["misconceived"].any()  # the smoke task has none
+    kept = next(run_folder(on_grid).glob("skills-hard-r*.parquet"))
+    pd.read_parquet(kept).assign(p_right=0.5).to_parquet(kept)
+    assert step_skills([on_grid], "hard").query("run != 'base'")["p_right"].eq(0.5).all()  # read, not scored again
 
 
 def _children(pid: int) -> set[int]:

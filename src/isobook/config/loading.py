@@ -31,6 +31,7 @@ class Config:
     interference: studies.InterferenceConfig = field(default_factory=studies.InterferenceConfig)
     second_model: studies.SecondModelConfig = field(default_factory=studies.SecondModelConfig)
     baseline: studies.BaselineConfig = field(default_factory=studies.BaselineConfig)
+    misconceptions: studies.MisconceptionsConfig = field(default_factory=studies.MisconceptionsConfig)
     book: pipeline.BookConfig = field(default_factory=pipeline.BookConfig)
     system: pipeline.SystemConfig = field(default_factory=pipeline.SystemConfig)
 
@@ -38,7 +39,7 @@ class Config:
         names = self.set_names()
         chosen_sets = {"train.set": (self.train.set,), "sweep.sets": self.sweep.sets,
                        "interference.sets": self.interference.sets, "second_model.set": (self.second_model.set,),
-                       "baseline.set": (self.baseline.set,)}
+                       "baseline.set": (self.baseline.set,), "misconceptions.sets": self.misconceptions.sets}
         for where, chosen in chosen_sets.items():
             unknown = [name for name in chosen if name not in names]
             if unknown:

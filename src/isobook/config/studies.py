@@ -1,4 +1,5 @@
-"""The studies' sections: chapter 04's bandits and interference runs, chapter 07's second model and baselines."""
+"""The studies' sections: chapter 04's bandits and interference runs, chapter 07's second model and baselines,
+chapter 08's misconception task."""
 
 from __future__ import annotations
 
@@ -85,6 +86,31 @@ class InterferenceConfig(Section):
         if self.conflict <= 0:
             raise ConfigError(f"conflict: the knob-on runs need a share of ten-less problems in (0, 1], "
                               f"got {self.conflict}")
+        needs_distinct_seeds("seeds", self.seeds)
+
+
+@dataclass(frozen=True)
+class MisconceptionsConfig(Section):
+    """Chapter 08's coverage-limited task: the chain task with ``task.chain.misconceptions``
+    at `kinds`, each misconceived carry-step kind slipped at `slip` by the teacher, the other
+    carry steps at `slip_carry` (`tasks.chain`). Its hard problems are hard because of
+    which misconceived kinds they hold, and fixing one kind helps only the problems that
+    hold it. It has a base model and sets of its own; the sweep's n at its first B_p train
+    on each set of `sets`, once per seed of `seeds`."""
+
+    PATH: ClassVar[str] = "misconceptions"
+
+    kinds: int = option(12, "task.chain.misconceptions of the arm: misconceived carry-step kinds (of 90)", low=1,
+                        high=90)
+    slip: float = option(0.85, "task.chain.misconception_slip of the arm (above 0.5 the likeliest answer on a "
+                         "misconceived step is wrong)", low=0.0, high=0.99)
+    slip_carry: float = option(0.3, "task.chain.slip_carry of the arm: the other carry steps' slip, lower than the "
+                               "default task's so that a hard problem is hard because of its misconceptions",
+                               low=0.0, high=0.99)
+    seeds: tuple[int, ...] = option((0, 1), "seeds of every run of the arm (at least two)")
+    sets: tuple[str, ...] = option(("hard",), "problem sets the arm's runs train on")
+
+    def check(self) -> None:
         needs_distinct_seeds("seeds", self.seeds)
 
 

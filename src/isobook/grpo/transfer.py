@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import pandas as pd
 
@@ -30,23 +30,25 @@ from isobook.store.runs import policy_at, read_status
 from isobook.tasks import Problem, make_task
 
 
-def transfer_counts(configs: list[Config], set_names: Sequence[str]) -> pd.DataFrame:
-    """Per-problem correct counts of the base model and of every finished run's policy at
-    its config's budget in `configs` on each set in `set_names`: one row per (``run``,
-    ``train_set``, ``n``, ``seed``, ``rollouts``, ``set``, ``id``) with ``correct`` and
-    ``samples`` (the base model's rows repeated on every seed of `configs`: no seed trains it).
-    Every policy draws with the same seed, so counts pair problem by problem across
-    policies. Counts are kept as ``transfer-<set>-<hash>.json`` (in the run's folder for
-    ``policy/``, inside ``policies/<rollouts>/`` for a kept one) and reused while the policy
-    is unchanged. A run that holds no policy at its config's budget is refused (StoreError)."""
+class Policy(NamedTuple):
+    """A policy to score: who it is (``run``, ``train_set``, ``n``, ``seed``, ``rollouts``;
+    no ``seed`` for the base model), its weights, and the folder its scores are kept in."""
+
+    identity: dict[str, object]
+    weights: Path
+    cache: Path
+
+
+def finished_policies(configs: list[Config]) -> list[Policy]:
+    """The base model of ``configs[0]`` (``run`` = "base", the point nothing was trained),
+    then the policy of every finished run in `configs` at its config's budget (an extended
+    run keeps its earlier ones, `run_store.policy_at`). A run that holds no policy at its
+    config's budget is refused (StoreError)."""
     if not configs:
         raise ValueError("configs: at least one run config is needed")
     first = configs[0]
-    ev, sampling = first.evaluation, first.sampling
-    sets = stored_sets(first)
-    policies: list[tuple[dict[str, object], Path, Path]] = [  # (identity, weights, cache folder)
-        ({"run": "base", "train_set": "-", "n": 0, "rollouts": 0}, stored_base_model(first),
-         base_scores_path(first).parent)]
+    policies = [Policy({"run": "base", "train_set": "-", "n": 0, "rollouts": 0}, stored_base_model(first),
+                       base_scores_path(first).parent)]
     for config in configs:
         folder = run_folder(config)
         status = read_status(folder)
@@ -60,9 +62,26 @@ def transfer_counts(configs: list[Config], set_names: Sequence[str]) -> pd.DataF
                                  f"before isobook kept policies); ask for {status['rollouts']:,} rollouts (a chapter's "
                                  "budget, book.budgets), or build the book at the smaller budget first in a fresh "
                                  "outputs folder")
-            policies.append(({"run": run_name(config), "train_set": config.train.set,
-                              "n": config.train.rollouts_per_problem, "seed": config.train.seed, "rollouts": rollouts},
-                             weights, folder if weights.name == "policy" else weights))
+            policies.append(Policy({"run": run_name(config), "train_set": config.train.set,
+                                    "n": config.train.rollouts_per_problem, "seed": config.train.seed,
+                                    "rollouts": rollouts},
+                                   weights, folder if weights.name == "policy" else weights))
+    return policies
+
+
+def transfer_counts(configs: list[Config], set_names: Sequence[str]) -> pd.DataFrame:
+    """Per-problem correct counts of the base model and of every finished run's policy at
+    its config's budget in `configs` on each set in `set_names`: one row per (``run``,
+    ``train_set``, ``n``, ``seed``, ``rollouts``, ``set``, ``id``) with ``correct`` and
+    ``samples`` (the base model's rows repeated on every seed of `configs`: no seed trains it).
+    Every policy draws with the same seed, so counts pair problem by problem across
+    policies. Counts are kept as ``transfer-<set>-<hash>.json`` (in the run's folder for
+    ``policy/``, inside ``policies/<rollouts>/`` for a kept one) and reused while the policy
+    is unchanged. A run that holds no policy at its config's budget is refused (StoreError)."""
+    policies = finished_policies(configs)
+    first = configs[0]
+    ev, sampling = first.evaluation, first.sampling
+    sets = stored_sets(first)
     task, draw_seed = make_task(first.task), step_seed(first.train.seed, Seed.EVALUATION, 0)
     train_seeds = sorted({config.train.seed for config in configs})
     cache_names = {name: transfer_cache_name(first, name) for name in set_names}

@@ -5,6 +5,7 @@
     <outputs>/base_scores/<set>-s<seed>-<hash>.json      the base model's step-0 scores
     <outputs>/runs/<run_name>/                           one GRPO run (`run_store`)
     <outputs>/runs/<run_name>/transfer-<set>-<hash>.json its policy's counts on another set
+    <outputs>/runs/<run_name>/skills-<set>-r<rollouts>-<hash>.parquet  its carry-step accuracies
     <outputs>/runs/<run_name>/policies/<rollouts>/       a policy kept when the run was extended,
                                                          with its transfer counts
 
@@ -189,3 +190,12 @@ def transfer_cache_name(config: Config, set_name: str) -> str:
     (``checkpoint_every`` too), as the caches stored before it did."""
     digest = fingerprint(sets_id(config), set_name, config.train.seed, config.evaluation, config.sampling)
     return f"transfer-{set_name}-{digest}.json"
+
+
+def skills_cache_name(config: Config, set_name: str, rollouts: int) -> str:
+    """A policy's carry-step accuracies on `set_name`'s validation problems
+    (`grpo.skills`), kept beside its transfer counts; `rollouts` names the policy (a run's
+    ``policy/`` moves on when the run is extended)."""
+    digest = fingerprint(sets_id(config), set_name, config.evaluation.validation_problems,
+                         config.sampling.temperature)
+    return f"skills-{set_name}-r{rollouts}-{digest}.parquet"

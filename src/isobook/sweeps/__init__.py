@@ -14,9 +14,18 @@ or on a Ray cluster (`execute`), and read back from the run store (`results`).
 """
 
 from isobook.sweeps.execute import execute_run, run_configs, run_sweep
-from isobook.sweeps.grid import GRID_COLUMNS, grid_row, grid_run, knob_arms, model_arms, n_grid, sweep_configs
+from isobook.sweeps.grid import (
+    GRID_COLUMNS,
+    grid_row,
+    grid_run,
+    knob_arms,
+    misconception_arms,
+    model_arms,
+    n_grid,
+    sweep_configs,
+)
 from isobook.sweeps.results import mean_over_seeds, run_counts, run_history, run_points, run_train_pass, sweep_points
 
-__all__ = ["GRID_COLUMNS", "execute_run", "grid_row", "grid_run", "knob_arms", "mean_over_seeds", "model_arms",
-           "n_grid", "run_configs", "run_counts", "run_history", "run_points", "run_sweep", "run_train_pass",
-           "sweep_configs", "sweep_points"]
+__all__ = ["GRID_COLUMNS", "execute_run", "grid_row", "grid_run", "knob_arms", "mean_over_seeds", "misconception_arms",
+           "model_arms", "n_grid", "run_configs", "run_counts", "run_history", "run_points", "run_sweep",
+           "run_train_pass", "sweep_configs", "sweep_points"]

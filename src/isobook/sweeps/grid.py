@@ -68,6 +68,20 @@ def knob_arms(config: Config) -> dict[str, Config]:
     return {f"knob {off:g}": config, f"knob {on:g}": with_overrides(config, [f"task.chain.conflict={on}"])}
 
 
+def misconception_arms(config: Config) -> dict[str, Config]:
+    """Today's task and the coverage-limited one, by their labels (``misconceptions 0``,
+    ``misconceptions 12``): the config as it is, and the same with the chain task's
+    misconceptions, their slip and the other carry steps' slip at the ``misconceptions``
+    section's values (its own base model, sets and runs)."""
+    m, chain = config.misconceptions, config.task.chain
+    if chain.misconceptions == m.kinds:
+        raise ConfigError(f"misconceptions.kinds: the arm needs a number of misconceptions unlike "
+                          f"task.chain.misconceptions ({m.kinds}); allowed: 1..90 but {m.kinds}")
+    on = with_overrides(config, [f"task.chain.misconceptions={m.kinds}", f"task.chain.misconception_slip={m.slip}",
+                                 f"task.chain.slip_carry={m.slip_carry}"])
+    return {f"misconceptions {chain.misconceptions}": config, f"misconceptions {m.kinds}": on}
+
+
 def model_arms(config: Config) -> dict[str, Config]:
     """Two base models, by their labels: the config as it is, and the same with
     ``model`` replaced by ``second_model.model`` (with ``model.max_positions``; same task, teacher, base-model training and set
@@ -83,7 +97,8 @@ def model_arms(config: Config) -> dict[str, Config]:
 
 
 # The base-model arms a chapter may declare (``extra_base_models``), by the name it uses.
-ARMS: dict[str, Callable[[Config], dict[str, Config]]] = {"knob": knob_arms, "second-model": model_arms}
+ARMS: dict[str, Callable[[Config], dict[str, Config]]] = {"knob": knob_arms, "second-model": model_arms,
+                                                           "misconceptions": misconception_arms}
 
 
 def _model_label(config: Config) -> str:

@@ -115,6 +115,35 @@ class Step:
         return f"{self.letter}{self.op}{self.operand}={self.result}"
 
 
+def worked_answer(steps: list[Step]) -> str:
+    """The completion that writes `steps`: ``a+5=12;b-3=9#9``."""
+    return ";".join(step.text() for step in steps) + f"#{steps[-1].result}"
+
+
+def result_spans(steps: list[Step]) -> list[tuple[int, int]]:
+    """Where each step's result stands in `worked_answer(steps)`: character spans [start,
+    end) that take in the delimiter after the result (``;``, ``#`` after the last step), so
+    that the probability of a span is that of writing exactly this result (``12;``, where a
+    slip writes ``2;``)."""
+    spans, start = [], 0
+    for step in steps:
+        text = step.text()
+        end = start + len(text)
+        spans.append((end - len(str(step.result)), end + 1))
+        start = end + 1
+    return spans
+
+
+@dataclass(frozen=True)
+class CarryStep:
+    """A carry/borrow step of a correct worked answer: its `kind` (`step_kind`), whether the
+    teacher misconceives it, and its result's `span` in the answer (`result_spans`)."""
+
+    kind: str
+    misconceived: bool
+    span: tuple[int, int]
+
+
 def _exact(left: int, op: str, operand: int) -> int:
     return left + operand if op == "+" else left - operand
 
@@ -282,8 +311,16 @@ class ChainArithmetic:
 
     def teacher_completion(self, prompt: str, rng: np.random.Generator | None) -> str:
         """The worked answer a (noisy, when `rng` is given) teacher writes for `prompt`."""
-        steps = self.teacher_steps(prompt, rng)
-        return ";".join(step.text() for step in steps) + f"#{steps[-1].result}"
+        return worked_answer(self.teacher_steps(prompt, rng))
+
+    def carry_steps(self, prompt: str) -> list[CarryStep]:
+        """The carry/borrow steps of `prompt`'s correct worked answer (`teacher_completion`
+        without slips), each with its kind, whether it is misconceived, and where its result
+        stands in that answer."""
+        steps = self.teacher_steps(prompt, rng=None)
+        return [CarryStep(step_kind(step.left, step.op, step.operand),
+                          step_kind(step.left, step.op, step.operand) in self.misconceived, span)
+                for step, span in zip(steps, result_spans(steps)) if step.carry]
 
     def calibrated_pass_rate(self, problem: Problem, temperature: float) -> float:
         """Pass rate of a model that matches the teacher exactly, sampled at `temperature`.
