@@ -76,8 +76,17 @@ from isobook.grpo.recipe import LrScaling, scaled_lr
 from isobook.grpo.skills import step_skills
 from isobook.sets.build import dialects, prepare_sets
 from isobook.store.atomic import cached_parquet
-from isobook.sweeps import grid_run, knob_arms, mean_over_seeds, misconception_arms, n_grid, run_configs, run_counts
-from isobook.sweeps import run_points, run_train_pass
+from isobook.sweeps import (
+    grid_run,
+    knob_arms,
+    mean_over_seeds,
+    misconception_arms,
+    n_grid,
+    run_configs,
+    run_counts,
+    run_points,
+    run_train_pass,
+)
 from isobook.tasks.chain import tempered_slip
 
 use_offline_renderer()
