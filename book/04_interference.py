@@ -252,7 +252,8 @@ for set_name, part in train_pass.groupby("set", sort=False):
         findings.append(piles_up(part, min(n_values), max(n_values),
                                  f"{set_name}, LLM: small n piles training problems at pass@1 0 and 1, large n moves "
                                  f"them evenly, at matched {matched} (Fig. 12)", seeds, matched))
-at_budget = problem_scores(counts[counts["set"] == knob.sets[0]], ["n"], avg)
+pile_counts = run_counts(pile_runs, "validation")
+at_budget = problem_scores(pile_counts[pile_counts["set"] == knob.sets[0]], ["n"], avg)
 display(design_note(f"the bandits: {settings.seeds} seeds and more; the LLM's pile-ups: seeds "
                     f"{', '.join(map(str, knob.seeds))}", resolvable_difference(at_budget, seeds), seeds))
 FindingsTable(findings, "04_interference", scale(config) + "; the pile-ups on seeds "

@@ -62,7 +62,7 @@ def test_the_book_builds_its_other_base_models_in_processes_of_their_own(built) 
     outputs, _, _ = built
     config = load_config(ROOT / "params" / "smoke.yaml", [f"system.outputs={outputs}"])
     arms = book_arms(config)
-    # the main model, chapter 04's knob on, chapter 07's Llama, chapter 08's misconceptions
+    # the main model, chapter 07's Llama, chapter 08's dialect knob and misconceptions
     assert len({sets_folder(arm) for arm in arms}) == 4
     assert all(sets_built(arm) for arm in arms)
     logs = sorted((outputs / "logs").glob("*.log"))  # the main arm came prebuilt: two were built, at once

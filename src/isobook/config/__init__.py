@@ -8,8 +8,8 @@ value out of range raises `ConfigError` naming the field and what it allows.
     fields.py      `option`, `build` and the shared checks (the validation machinery)
     pipeline.py    model, task (chain / math_file), base_model, sampling, sets, train,
                    recipe, evaluation, sweep, book, system
-    studies.py     bandit and interference (chapter 04), second_model and baseline (chapter 07),
-                   misconceptions (chapter 08)
+    studies.py     bandit and interference (chapters 04 and 08), second_model and baseline
+                   (chapter 07), misconceptions (chapter 08)
     loading.py     `Config` (all sections and the checks across them), `load_config`, overrides
     describing.py  `describe`: a config as a commented params file
 """
@@ -49,6 +49,6 @@ __all__ = [
     "ADVANTAGE_ESTIMATORS", "BINNED_SETS", "REGULARISED_SETS", "SINGLE_SETS", "BanditConfig", "BaseModelConfig",
     "BaselineConfig", "BookConfig", "ChainTaskConfig", "Config", "ConfigError", "EvaluationConfig",
     "InterferenceConfig", "MathFileTaskConfig", "MisconceptionsConfig", "ModelConfig", "RecipeConfig",
-    "SamplingConfig", "SecondModelConfig", "SetsConfig", "SweepConfig", "SystemConfig", "TaskConfig", "TrainConfig", "describe", "load_config",
-    "regularised", "with_overrides",
+    "SamplingConfig", "SecondModelConfig", "SetsConfig", "SweepConfig", "SystemConfig", "TaskConfig", "TrainConfig",
+    "describe", "load_config", "regularised", "with_overrides",
 ]

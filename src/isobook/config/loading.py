@@ -39,7 +39,7 @@ class Config:
         names = self.set_names()
         chosen_sets = {"train.set": (self.train.set,), "sweep.sets": self.sweep.sets,
                        "interference.sets": self.interference.sets, "second_model.set": (self.second_model.set,),
-                       "baseline.set": (self.baseline.set,), "misconceptions.sets": self.misconceptions.sets}
+                       "baseline.set": (self.baseline.set,)}
         for where, chosen in chosen_sets.items():
             unknown = [name for name in chosen if name not in names]
             if unknown:

@@ -1,5 +1,5 @@
-"""The studies' sections: chapter 04's bandits and interference runs, chapter 07's second model and baselines,
-chapter 08's misconception task."""
+"""The studies' sections: the bandits and the interference runs (chapters 04 and 08), chapter 07's second
+model and baselines, chapter 08's misconception task."""
 
 from __future__ import annotations
 
@@ -67,20 +67,19 @@ class BanditConfig(Section):
 
 @dataclass(frozen=True)
 class InterferenceConfig(Section):
-    """Chapter 04's LLM experiment: the sweep's n values at its first B_p on each set in `sets`,
-    once per seed in `seeds`, with the task as configured (the knob at ``task.chain.conflict``) and
-    with the knob at `conflict`: problems in two dialects whose carry rules disagree
-    (`tasks.chain`), so that they compete for the model's weights. The knob-on side has a
-    base model, sets and runs of its own (about 30 minutes more of the cpu book)."""
+    """The LLM's interference studies: chapter 04's pass@1 histograms (the smallest and the
+    largest of the sweep's n at its first B_p, on each set in `sets`, once per seed in
+    `seeds`), and chapter 08's runs on those seeds, among them the task with the knob at
+    `conflict`: problems in two dialects whose carry rules disagree (`tasks.chain`), so that
+    they compete for the model's weights, on a base model and sets of its own."""
 
     PATH: ClassVar[str] = "interference"
 
     conflict: float = option(0.5, "task.chain.conflict of the knob-on runs: the share of problems in the ten-less "
                              "dialect (> 0 and unlike task.chain.conflict)", low=0.0, high=1.0)
-    seeds: tuple[int, ...] = option((0, 1), "seeds of every LLM run of the chapter, knob off and on (at least two: "
-                                    "the verdicts rest on more than one trained policy)")
-    sets: tuple[str, ...] = option(("hard",), "problem sets the knob runs train on (the easy set's validation "
-                                   "problems always score the hard-set policies for forgetting)")
+    seeds: tuple[int, ...] = option((0, 1), "seeds of the LLM runs of chapters 04 and 08 (at least two: the "
+                                    "verdicts rest on more than one trained policy)")
+    sets: tuple[str, ...] = option(("hard",), "problem sets of chapter 04's pass@1 histograms")
 
     def check(self) -> None:
         if self.conflict <= 0:
@@ -96,7 +95,7 @@ class MisconceptionsConfig(Section):
     carry steps at `slip_carry` (`tasks.chain`). Its hard problems are hard because of
     which misconceived kinds they hold, and fixing one kind helps only the problems that
     hold it. It has a base model and sets of its own; the sweep's n at its first B_p train
-    on each set of `sets`, once per seed of `seeds`."""
+    on its hard set, once per seed of `seeds`."""
 
     PATH: ClassVar[str] = "misconceptions"
 
@@ -108,7 +107,6 @@ class MisconceptionsConfig(Section):
                                "default task's so that a hard problem is hard because of its misconceptions",
                                low=0.0, high=0.99)
     seeds: tuple[int, ...] = option((0, 1), "seeds of every run of the arm (at least two)")
-    sets: tuple[str, ...] = option(("hard",), "problem sets the arm's runs train on")
 
     def check(self) -> None:
         needs_distinct_seeds("seeds", self.seeds)

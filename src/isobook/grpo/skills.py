@@ -37,17 +37,20 @@ BATCH_PROBLEMS = 256  # problems per forward pass
 
 def carry_step_accuracy(model: torch.nn.Module, tokenizer, task: ChainArithmetic, problems: list[Problem],
                         temperature: float, row_tokens: int) -> pd.DataFrame:
-    """The probability, under `model` sampled at `temperature`, of each carry/borrow step's
-    exact result in each problem's correct worked answer, every earlier token given: one row
-    per step, columns `STEP_COLUMNS` (``step`` counts the problem's carry steps from 0).
+    """The probability, under `model` sampled at `temperature` (> 0; no top-p truncation),
+    of each carry/borrow step's exact result in each problem's correct worked answer, every
+    earlier token given: one row per step, columns `STEP_COLUMNS` (``step`` counts the
+    problem's carry steps from 0).
 
     Needs a tokenizer with one token per character (isobook's own): spans of the answer's
     text are spans of its tokens."""
+    if temperature <= 0:
+        raise ValueError(f"step skills: a probability at temperature {temperature} is not defined; allowed: > 0")
     rows = []
     for start in range(0, len(problems), BATCH_PROBLEMS):
         part = problems[start : start + BATCH_PROBLEMS]
         answers = [task.teacher_completion(problem.prompt, rng=None) for problem in part]
-        prompts = tokenizer([problem.prompt for problem in part])["input_ids"]
+        prompts = tokenizer([problem.prompt for problem in part])["input_ids"]  # <bos> first
         completions = tokenizer(answers, add_special_tokens=False)["input_ids"]
         if any(len(ids) != len(text) for ids, text in zip(completions, answers)):
             raise ValueError("step skills: the tokenizer must give one token per character (isobook's own model)")
@@ -74,8 +77,8 @@ def step_skills(configs: list[Config], set_name: str) -> pd.DataFrame:
     `configs` (`transfer.finished_policies`) on the first ``evaluation.validation_problems``
     validation problems of `set_name`: one row per (``run``, ``train_set``, ``n``, ``seed``,
     ``rollouts``, ``id``, ``step``) with ``kind``, ``misconceived`` and ``p_right``; the
-    base model's rows stand on every seed of `configs`. Kept as ``skills-<set>-<hash>.parquet``
-    beside each policy's transfer counts."""
+    base model's rows stand on every seed of `configs`. Kept as
+    ``skills-<set>-r<rollouts>-<hash>.parquet`` beside each policy's transfer counts."""
     policies = finished_policies(configs)
     first = configs[0]
     task = make_task(first.task)

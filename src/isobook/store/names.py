@@ -195,7 +195,8 @@ def transfer_cache_name(config: Config, set_name: str) -> str:
 def skills_cache_name(config: Config, set_name: str, rollouts: int) -> str:
     """A policy's carry-step accuracies on `set_name`'s validation problems
     (`grpo.skills`), kept beside its transfer counts; `rollouts` names the policy (a run's
-    ``policy/`` moves on when the run is extended)."""
+    ``policy/`` moves on when the run is extended), and the numerics are hashed (a bf16
+    forward pass scores differently from an fp32 one)."""
     digest = fingerprint(sets_id(config), set_name, config.evaluation.validation_problems,
-                         config.sampling.temperature)
+                         config.sampling.temperature, *numerics(config.system))
     return f"skills-{set_name}-r{rollouts}-{digest}.parquet"

@@ -138,16 +138,16 @@ def read_counts(folder: Path, split: str) -> pd.DataFrame:
 
 
 def keep_finished_policy(folder: Path) -> None:
-    """Before a finished run is extended, move its policy (and the transfer scores kept
-    beside the run for it) to ``policies/<rollouts>/``. Each move is a rename, so a kill
-    leaves the policy whole in one place or the other."""
+    """Before a finished run is extended, move its policy (and the transfer scores and skill
+    accuracies kept beside the run for it) to ``policies/<rollouts>/``. Each move is a rename,
+    so a kill leaves the policy whole in one place or the other."""
     status, policy = read_status(folder), folder / "policy"
     if not (status and status["status"] == "finished" and policy.is_dir()):
         return
     kept = folder / "policies" / str(status["rollouts"])
     if kept.exists():
         return
-    for scores in folder.glob("transfer-*.json"):
+    for scores in [*folder.glob("transfer-*.json"), *folder.glob("skills-*.parquet")]:
         scores.rename(policy / scores.name)
     kept.parent.mkdir(exist_ok=True)
     policy.rename(kept)

@@ -76,7 +76,8 @@ def misconception_arms(config: Config) -> dict[str, Config]:
     m, chain = config.misconceptions, config.task.chain
     if chain.misconceptions == m.kinds:
         raise ConfigError(f"misconceptions.kinds: the arm needs a number of misconceptions unlike "
-                          f"task.chain.misconceptions ({m.kinds}); allowed: 1..90 but {m.kinds}")
+                          f"task.chain.misconceptions ({chain.misconceptions}); allowed: 1..90 but "
+                          f"{chain.misconceptions}")
     on = with_overrides(config, [f"task.chain.misconceptions={m.kinds}", f"task.chain.misconception_slip={m.slip}",
                                  f"task.chain.slip_carry={m.slip_carry}"])
     return {f"misconceptions {chain.misconceptions}": config, f"misconceptions {m.kinds}": on}

@@ -318,9 +318,9 @@ class ChainArithmetic:
         without slips), each with its kind, whether it is misconceived, and where its result
         stands in that answer."""
         steps = self.teacher_steps(prompt, rng=None)
-        return [CarryStep(step_kind(step.left, step.op, step.operand),
-                          step_kind(step.left, step.op, step.operand) in self.misconceived, span)
-                for step, span in zip(steps, result_spans(steps)) if step.carry]
+        kinds = [step_kind(step.left, step.op, step.operand) for step in steps]
+        return [CarryStep(kind, kind in self.misconceived, span)
+                for step, kind, span in zip(steps, kinds, result_spans(steps)) if step.carry]
 
     def calibrated_pass_rate(self, problem: Problem, temperature: float) -> float:
         """Pass rate of a model that matches the teacher exactly, sampled at `temperature`.
