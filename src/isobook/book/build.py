@@ -178,16 +178,20 @@ def execute_chapters(parameters: dict[str, dict], default_budget: int, outputs: 
     once keep both cores of a 2-core machine busy while one chapter imports, fits, draws or
     waits for its sweep's last run. Chapters of a round that ask for the same run share it:
     the run store's lock lets one train it and the other wait, and every chapter of a round
-    asks for the same budget, so the executed notebooks do not depend on `at_once`. A
-    chapter that fails stops the build: no chapter starts after it, and its error is raised
-    once the chapters beside it have finished."""
+    asks for the same budget, so the executed notebooks do not depend on `at_once`. Within a
+    round, chapters that train runs on base models of their own (``extra_base_models``) start
+    first: they carry the most runs, and started last they would run on alone at the end
+    while the other core waits. A chapter that fails stops the build: no chapter starts
+    after it, and its error is raised once the chapters beside it have finished."""
     folder = outputs / book / "notebooks"
     folder.mkdir(parents=True, exist_ok=True)
     executed: dict[str, Path] = {}
     with tqdm(total=len(chapters(root)), desc=f"chapters ({at_once} at once)", unit="chapter") as progress:
         for chapters_of_round in budget_rounds(parameters, default_budget, root):
+            started = sorted(chapters_of_round,  # stable: the book's order otherwise
+                             key=lambda chapter: not chapter_declarations(root / f"{chapter}.py")["extra_base_models"])
             jobs = {chapter: (root / f"{chapter}.py", folder, parameters[Path(chapter).name], root)
-                    for chapter in chapters_of_round}
+                    for chapter in started}
             if min(at_once, len(jobs)) == 1:
                 for chapter, job in jobs.items():
                     progress.set_postfix_str(Path(chapter).name)
