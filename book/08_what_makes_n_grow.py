@@ -70,7 +70,7 @@ from isobook.analysis.findings.statistics import grid_seed_variance, problem_sco
 from isobook.analysis.frontier import pass_summary
 from isobook.book.charts import curves_chart, n_star_chart, panels, pass_chart, use_offline_renderer
 from isobook.book.kernel import chapter_config
-from isobook.book.pages import FindingsTable, design_note, note, runs_note, scale, table
+from isobook.book.pages import FindingsTable, design_note, note, runs_note, scale, table, verdict_style
 from isobook.book.seeds import book_seed_variance
 from isobook.grpo.evaluation import metric_name
 from isobook.grpo.recipe import LrScaling, scaled_lr
@@ -105,7 +105,7 @@ def n_star_path(optima: pd.DataFrame) -> str:
 
 
 # %% [markdown]
-# ## 1. Shared parameters under the LLM's optimizer: the bandits
+# ## Shared parameters under the LLM's optimizer: the bandits
 #
 # Chapter 04's bandits take plain gradient steps of a constant size on each drawn
 # problem: there, $n^*$ stays at the smallest $n$ without sharing and grows with shared
@@ -211,7 +211,7 @@ seeds = book_seed_variance(config, avg, *(grid_seed_variance(by_budget, "this ch
                                           for by_budget in own_scores.values()))
 
 # %% [markdown]
-# ## 2. The learning-rate rule, on today's task
+# ## The learning-rate rule, on today's task
 #
 # Our recipe scales the learning rate with $\sqrt{B}$ (the paper's rule), so at the
 # sweep's first $B_p$ the group of 4 takes $\sqrt{4/32}$ of the step of the group of 32.
@@ -268,7 +268,7 @@ findings.append(greater(paired, sqrt_name, one_name,
                         f"{avg} at {config.sweep.budget:,}", seeds))
 
 # %% [markdown]
-# ## 3. Competing skills: the dialects at a fixed batch
+# ## Competing skills: the dialects at a fixed batch
 #
 # With the knob on (`interference.conflict`), half of the problems are written in a
 # dialect whose carry steps write ten less, and each dialect's teacher slips into the
@@ -313,7 +313,7 @@ summary_rows.append({"setting": f"LLM, dialects, B_p x n = {fixed_batch}", "mech
                      "n* by budget": n_star_path(split_optima), "verdict": finding.verdict, "claim": claim})
 
 # %% [markdown]
-# ## 4. Skills that need exploration: misconceptions
+# ## Skills that need exploration: misconceptions
 #
 # The chain task with `task.chain.misconceptions` on: on a fixed set of carry-step kinds
 # (an operation and the units digit it meets, such as adding 5 to a value ending in 7)
@@ -339,7 +339,7 @@ for name in ("easy", "hard"):
     held = [count for kind, count in kinds.items() if kind != "none"]
     composition.append({"set": name, "problems": sizes["train"] + sizes["validation"],
                         "holding no misconception": kinds.get("none", 0), "kinds held": len(held),
-                        "problems per kind (median)": float(np.median(held)) if held else 0.0})
+                        "problems per kind (median)": round(float(np.median(held))) if held else 0})
 display(table(pd.DataFrame(composition)))
 display(note(f"{chain.misconceptions} misconceived kinds at slip {chain.misconception_slip:g}, other carry steps at "
              f"{chain.slip_carry:g}. The hard set's greedy pass rate: {report['hard_greedy_pass']:.3f}; its pass@k "
@@ -427,9 +427,9 @@ llm_rows = summary[summary["setting"].str.startswith("LLM")]
 grew = llm_rows.loc[llm_rows["verdict"] == "reproduced", "setting"].str.removeprefix("LLM, ").tolist()
 others = [f"{row.setting.removeprefix('LLM, ')} ({row.verdict})" for row in llm_rows.itertuples()
           if row.verdict != "reproduced"]
-display(Markdown(f"**On the LLM, $n^*$ grows in {len(grew)} of {len(llm_rows)} settings** in this build: "
+display(Markdown(f"**On the LLM, n\\* grows in {len(grew)} of {len(llm_rows)} settings** in this build: "
                  + ("; ".join(grew) or "none") + ". Not in: " + ("; ".join(others) or "none") + "."))
-table(summary[["setting", "mechanism", "n* by budget", "verdict"]])
+table(summary[["setting", "mechanism", "n* by budget", "verdict"]]).map(verdict_style, subset=["verdict"])
 
 # %%
 llm_optima = pd.concat([optima.assign(setting=name) for name, optima in (
@@ -443,18 +443,18 @@ n_star_chart(llm_optima, "setting", title="the LLM: n* by budget in each setting
 # follows reads them. Under the recipe the paper uses, a learning rate scaled with
 # $\sqrt{B}$, the small group led wherever its successes teach what the other problems
 # need, and on our model they did even where the problems were built to differ: the
-# per-kind table of section 4 shows every misconceived kind unlearnt at the smallest $n$,
-# kinds held by few training problems too, most likely because the right answer on a
-# misconceived step is the carry rule that every other carry step already uses, so the
-# skill was shared after all. Problems that truly compete (the dialects) were not kept
-# alive by a larger group either: in every split and seed the weaker dialect ended near
-# or below the base model's score on it (section 3's table). Where $n^*$ grew, it was the
-# step that made it grow: with one learning rate for every $n$ (the largest $n$'s), the
-# small group's noisier gradient stalls it as compute grows while the large group keeps
-# climbing, as in the bandit with shared features under Adam at a constant step. That is
-# the paper's law, but not a better allocation: section 2 compares each rule's best $n$
-# at the budget, and the $\sqrt{B}$ rule, which shrinks the small group's step with its
-# batch, removes the stall at these budgets.
+# per-kind table of the misconception section shows every misconceived kind unlearnt at
+# the smallest $n$, kinds held by few training problems too, most likely because the right
+# answer on a misconceived step is the carry rule that every other carry step already
+# uses, so the skill was shared after all. Problems that truly compete (the dialects) were
+# not kept alive by a larger group either: in every split and seed the weaker dialect
+# ended near or below the base model's score on it (the dialect section's table). Where
+# $n^*$ grew, it was the step that made it grow: with one learning rate for every $n$ (the
+# largest $n$'s), the small group's noisier gradient stalls it as compute grows while the
+# large group keeps climbing, as in the bandit with shared features under Adam at a
+# constant step. That is the paper's law, but not a better allocation: the learning-rate
+# section compares each rule's best $n$ at the budget, and the $\sqrt{B}$ rule, which
+# shrinks the small group's step with its batch, removes the stall at these budgets.
 #
 # **Beside other work.** 2-GRPO (Wu et al., arXiv 2510.00977) keeps 98.1% of 16-GRPO's
 # score with 12.5% of its rollouts: two rollouts per problem suffice where successes
