@@ -204,8 +204,8 @@ table(pd.concat(compare, ignore_index=True)[["set", "rollouts", "bandit n*", "LL
 # warm-up and at $\sqrt{4/32}$ of the learning rate of $n = 32$, so it has moved about a
 # fifth as far, and its share at pass@1 = 0 leans towards the base model's. The charts show
 # the first seed, the table every seed. (Problems made to compete, the dialects of
-# `task.chain.conflict`, are not a test of interference here: every $n$ abandons one
-# dialect, and chapter 08 shows that a larger $n$ only delays it.)
+# `task.chain.conflict`, are not a test of interference here: GRPO abandons one dialect,
+# and chapter 08 shows that no split of a fixed batch into larger groups keeps both.)
 
 # %%
 knob = config.interference
