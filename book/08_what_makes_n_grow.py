@@ -452,7 +452,9 @@ n_star_chart(llm_optima, "setting", title="the LLM: n* by budget in each setting
 # $n^*$ grew, it was the step that made it grow: with one learning rate for every $n$ (the
 # largest $n$'s), the small group's noisier gradient stalls it as compute grows while the
 # large group keeps climbing, as in the bandit with shared features under Adam at a
-# constant step. That is the paper's law, but not a better allocation: the learning-rate
+# constant step (built from other base models, `system.seed=1`, the large groups at that
+# rate lead from the first budget on; the [reference page](how_isobook_works.md) compares
+# the two builds). That is the paper's law, but not a better allocation: the learning-rate
 # section compares each rule's best $n$ at the budget, and the $\sqrt{B}$ rule, which
 # shrinks the small group's step with its batch, removes the stall at these budgets.
 #
