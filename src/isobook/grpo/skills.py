@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import pandas as pd
 import torch
+from torch.nn.utils.rnn import pad_sequence
 
 from isobook.config import Config
 from isobook.device import resolve_placement
@@ -54,12 +55,10 @@ def carry_step_accuracy(model: torch.nn.Module, tokenizer, task: ChainArithmetic
         completions = tokenizer(answers, add_special_tokens=False)["input_ids"]
         if any(len(ids) != len(text) for ids, text in zip(completions, answers)):
             raise ValueError("step skills: the tokenizer must give one token per character (isobook's own model)")
-        width = max(len(ids) for ids in completions)
-        completion_ids = torch.full((len(part), width), tokenizer.pad_token_id, dtype=torch.long)  # [N, T]
-        mask = torch.zeros(len(part), width)  # [N, T]
-        for i, ids in enumerate(completions):
-            completion_ids[i, : len(ids)] = torch.tensor(ids)
-            mask[i, : len(ids)] = 1.0
+        completion_ids = pad_sequence([torch.tensor(ids) for ids in completions], batch_first=True,
+                                      padding_value=tokenizer.pad_token_id)  # [N, T]
+        lengths = torch.tensor([len(ids) for ids in completions])
+        mask = (torch.arange(completion_ids.shape[1]) < lengths[:, None]).float()  # [N, T]
         with torch.no_grad():
             token_logp, _ = completion_logprobs(model, prompts, completion_ids, mask, temperature, row_tokens,
                                                 tokenizer.pad_token_id, with_entropy=False)  # [N, T]
@@ -86,9 +85,8 @@ def step_skills(configs: list[Config], set_name: str) -> pd.DataFrame:
         raise ValueError(f"step skills: the chain task's worked answers are scored; task.family is {first.task.family}")
     problems = problems_of(load_set(stored_sets(first), set_name)["validation"])[: first.evaluation.validation_problems]
     placement = resolve_placement(first.system)
-    train_seeds = sorted({config.train.seed for config in configs})
     frames = []
-    for identity, weights, cache in policies:
+    for identity, seeds, weights, cache in policies:
 
         def score() -> pd.DataFrame:
             model, tokenizer = load_causal_lm(weights, dtype=placement.dtype, device=placement.device)
@@ -96,6 +94,6 @@ def step_skills(configs: list[Config], set_name: str) -> pd.DataFrame:
                                        first.model.max_positions)
 
         steps = cached_parquet(cache / skills_cache_name(first, set_name, identity["rollouts"]), score)
-        for train_seed in (train_seeds if identity["run"] == "base" else [identity["seed"]]):
+        for train_seed in seeds:
             frames.append(steps.assign(**{**identity, "seed": train_seed}))
     return pd.concat(frames, ignore_index=True)

@@ -31,10 +31,12 @@ from isobook.tasks import Problem, make_task
 
 
 class Policy(NamedTuple):
-    """A policy to score: who it is (``run``, ``train_set``, ``n``, ``seed``, ``rollouts``;
-    no ``seed`` for the base model), its weights, and the folder its scores are kept in."""
+    """A policy to score: who it is (``run``, ``train_set``, ``n``, ``rollouts``), the
+    training seeds its scores stand on (a run's own; every seed of the configs for the base
+    model, which no seed trains), its weights, and the folder its scores are kept in."""
 
     identity: dict[str, object]
+    seeds: tuple[int, ...]
     weights: Path
     cache: Path
 
@@ -47,7 +49,8 @@ def finished_policies(configs: list[Config]) -> list[Policy]:
     if not configs:
         raise ValueError("configs: at least one run config is needed")
     first = configs[0]
-    policies = [Policy({"run": "base", "train_set": "-", "n": 0, "rollouts": 0}, stored_base_model(first),
+    policies = [Policy({"run": "base", "train_set": "-", "n": 0, "rollouts": 0},
+                       tuple(sorted({config.train.seed for config in configs})), stored_base_model(first),
                        base_scores_path(first).parent)]
     for config in configs:
         folder = run_folder(config)
@@ -63,9 +66,8 @@ def finished_policies(configs: list[Config]) -> list[Policy]:
                                  "budget, book.budgets), or build the book at the smaller budget first in a fresh "
                                  "outputs folder")
             policies.append(Policy({"run": run_name(config), "train_set": config.train.set,
-                                    "n": config.train.rollouts_per_problem, "seed": config.train.seed,
-                                    "rollouts": rollouts},
-                                   weights, folder if weights.name == "policy" else weights))
+                                    "n": config.train.rollouts_per_problem, "rollouts": rollouts},
+                                   (config.train.seed,), weights, folder if weights.name == "policy" else weights))
     return policies
 
 
@@ -83,7 +85,6 @@ def transfer_counts(configs: list[Config], set_names: Sequence[str]) -> pd.DataF
     ev, sampling = first.evaluation, first.sampling
     sets = stored_sets(first)
     task, draw_seed = make_task(first.task), step_seed(first.train.seed, Seed.EVALUATION, 0)
-    train_seeds = sorted({config.train.seed for config in configs})
     cache_names = {name: transfer_cache_name(first, name) for name in set_names}
 
     @functools.cache
@@ -91,7 +92,7 @@ def transfer_counts(configs: list[Config], set_names: Sequence[str]) -> pd.DataF
         return problems_of(load_set(sets, name)["validation"])[: ev.validation_problems]
 
     frames = []
-    for identity, weights, cache in policies:
+    for identity, seeds, weights, cache in policies:
         engine = None
         for name in set_names:
 
@@ -106,8 +107,7 @@ def transfer_counts(configs: list[Config], set_names: Sequence[str]) -> pd.DataF
             cached = cached_json(cache / cache_names[name],
                                  lambda kept: "correct" in kept and kept["rollouts"] == identity["rollouts"], score)
             ids = [problem.id for problem in validation(name)]
-            # The base model is trained by no seed: its counts stand on every seed the runs have.
-            for train_seed in (train_seeds if identity["run"] == "base" else [identity["seed"]]):
+            for train_seed in seeds:
                 frames.append(pd.DataFrame({**identity, "seed": train_seed, "set": name, "id": ids,
                                             "correct": cached["correct"], "samples": ev.samples}))
     return pd.concat(frames, ignore_index=True)
