@@ -10,7 +10,7 @@ import pandas as pd
 
 from isobook.analysis.bandit import curves_at
 from isobook.analysis.findings.statistics import Interval, Optimum, seeds_multiplier
-from isobook.analysis.findings.verdicts import Finding, combine, direction, not_measured, order
+from isobook.analysis.findings.verdicts import BANDIT, Finding, combine, direction, not_measured, order
 
 
 def bandit_optimum(curves: pd.DataFrame, budget: float) -> Optimum:
@@ -59,8 +59,9 @@ def bandit_optima(curves: pd.DataFrame, budgets: Sequence[float]) -> pd.DataFram
 def smallest_n_wins(curves: pd.DataFrame, budgets: Sequence[float], claim: str) -> Finding:
     """Claim (tabular bandit): the smallest n has the lowest suboptimality at every budget.
     Each budget is a part: reproduced where it leads the next best n beyond
-    `seeds_multiplier` standard errors over seeds, a tie where not, not reproduced where
-    another n leads beyond them."""
+    `seeds_multiplier` standard errors over seeds, unresolved where not (no margin: a
+    bandit's suboptimality has no scale a reader would call negligible), not reproduced
+    where another n leads beyond them."""
     smallest, multiplier = int(curves["n"].min()), seeds_multiplier(curves)
     parts, winners, gaps = [], [], []
     for budget in budgets:
@@ -69,14 +70,14 @@ def smallest_n_wins(curves: pd.DataFrame, budgets: Sequence[float], claim: str) 
         if others.empty:
             continue
         lead = _lead(within, smallest, others["suboptimality"].idxmin(), multiplier)
-        parts.append(direction(lead))
+        parts.append(direction(lead, margin=0.0))
         winners.append(f"{budget:,.0f}: {within['suboptimality'].idxmin()}")
         gaps.append(f"{budget:,.0f}: {lead.estimate:+.4f} ± {lead.high - lead.estimate:.4f}")
     if not parts:
-        return not_measured(claim, "needs two n values within a budget")
-    return Finding(claim, "bandit n* by budget: " + ", ".join(winners), combine(parts),
-                   f"next best n's suboptimality minus n = {smallest}'s (95%, standard errors over seeds): "
-                   + ", ".join(gaps))
+        return not_measured(claim, "needs two n values within a budget", BANDIT)
+    return Finding.decided(claim, "bandit n* by budget: " + ", ".join(winners), combine(parts),
+                           f"next best n's suboptimality minus n = {smallest}'s (95%, standard errors over seeds): "
+                           + ", ".join(gaps), family=BANDIT)
 
 
 def bandit_n_star_grows(optima: pd.DataFrame, claim: str, level: str = "n") -> Finding:
@@ -85,7 +86,7 @@ def bandit_n_star_grows(optima: pd.DataFrame, claim: str, level: str = "n") -> F
     at the smallest (the bandit averages many seeds, so its sets are about the policy, not
     one run). The n within noise at the last two budgets are in the uncertainty column."""
     if len(optima) < 2:
-        return not_measured(claim, "needs two budgets with at least two curves each")
+        return not_measured(claim, "needs two budgets with at least two curves each", BANDIT)
     first, last = optima.iloc[0], optima.iloc[-1]
     measured = f"{level}* by budget: " + ", ".join(f"{r:,.0f}: {v:g}" for r, v in zip(optima["rollouts"],
                                                                                     optima[level]))
@@ -94,7 +95,8 @@ def bandit_n_star_grows(optima: pd.DataFrame, claim: str, level: str = "n") -> F
     lead = last["lead"]
     uncertainty = (f"{level} within noise of {level}*: " + ", ".join(sets)
                    + (f"; lead over the runner-up at {last['rollouts']:,.0f}: {lead}" if lead else ""))
-    return Finding(claim, measured, order(first["within noise"], last["within noise"]), uncertainty)
+    return Finding.decided(claim, measured, order(first["within noise"], last["within noise"]), uncertainty,
+                           family=BANDIT)
 
 
 def set_text(values: Sequence[float]) -> str:

@@ -4,13 +4,16 @@ numbers, verdict, interval) out.
 
 Each claim is decided by one contrast, fixed before the data (the chapters state it
 beside the claim), whose interval holds problem and training-seed variance
-(`statistics.Contrast.interval`, with the chapter's pooled `SeedVariance`):
+(`statistics.Contrast.interval`, each contrast's own seed variance moderated by the
+chapter's pooled `SeedVariance`), against zero and a margin (`verdicts`):
 
 * a candidate beats another: their difference;
 * n* grows with C: the large-n advantage A(C) = score(largest n) - score(smallest n),
   its trend (least-squares slope over log2 C) and its value at the largest budget;
 * one optimum lies at a larger n than another (worst@k against best@k, easy against hard,
-  one model against another): the difference of their large-n advantages at the budget.
+  one model against another): the difference of their large-n advantages at the budget;
+* a knob matters little (B_p at fixed n): the mean change between runs that differ only
+  in it, tested for equivalence.
 
 The optima tables (`optima_by_budget`, `optimum_of`) are for the reader: the best
 candidate and those within noise of it.
@@ -19,13 +22,14 @@ candidate and those within noise of it.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from isobook.analysis.findings.statistics import (
     BLOCKS,
+    VALIDATION,
     Contrast,
     Interval,
     Optimum,
@@ -38,10 +42,16 @@ from isobook.analysis.findings.statistics import (
     welch_interval,
 )
 from isobook.analysis.findings.verdicts import (
+    RELATIVE_MARGIN,
+    SCORE_MARGIN,
+    SHARE_MARGIN,
+    Decision,
     Finding,
     Verdict,
     combine,
     direction,
+    equivalence,
+    no_gain,
     not_measured,
     order,
 )
@@ -70,18 +80,25 @@ def set_text(values: Sequence[float]) -> str:
 
 
 def design(contrast: Contrast, seeds: SeedVariance | None) -> str:
-    """How an interval was made: ``95% over 2 seeds x 200 problems, seed variance pooled
-    over this chapter's multi-seed arms`` (or borrowed, where the contrast has one seed)."""
+    """How an interval was made: ``95% over 2 seeds x 200 problems, own seed variance (1
+    df) moderated by the pool (1.1 df)`` (the pool alone, borrowed, on one seed). The pool
+    itself is stated once, in the chapter's design note."""
     count = len(contrast.seeds)
     text = f"95% over {count} seed{'s' if count != 1 else ''} x {contrast.problems} problems"
     if seeds is None:
-        return text + ", seed variance of this contrast alone"
-    return text + (f", {seeds}" if count > 1 else f"; one seed: {seeds}, borrowed")
+        return text + f", seed variance of this contrast alone ({count - 1} df)"
+    weight = seeds.weight(count - 1)
+    if not np.isfinite(weight):
+        return text + f", the pooled seed variance ({seeds.dof:.1f} df)"
+    if count == 1:
+        return text + f"; one seed: the pooled seed variance borrowed on {weight:.1f} df"
+    return text + f", own seed variance ({count - 1} df) moderated by the pool ({weight:.1f} df)"
 
 
-def _decide(contrast: Contrast, seeds: SeedVariance | None, claimed: int = 1) -> tuple[Interval, Verdict]:
+def _decide(contrast: Contrast, seeds: SeedVariance | None, claimed: int = 1,
+            margin: float = SCORE_MARGIN) -> tuple[Interval, Decision]:
     interval = contrast.interval(seeds)
-    return interval, direction(interval, claimed)
+    return interval, direction(interval, claimed, margin)
 
 
 # ---- claims ----------------------------------------------------------------------------------------
@@ -97,30 +114,43 @@ def best_candidate(scores: pd.DataFrame, claimed: Hashable, claim: str, metric: 
     means = scores.mean()
     contrasts = {c: Contrast.difference(scores, claimed, c) for c in scores.columns if c != claimed}
     leads = {c: contrast.interval(seeds) for c, contrast in contrasts.items()}
-    verdict = combine([direction(lead) for lead in leads.values()])
+    decision = combine([direction(lead) for lead in leads.values()])
     measured = f"{metric}: " + ", ".join(f"{_label(c)} {means[c]:.3f}" for c in scores.columns)
     uncertainty = "; ".join(f"{_label(claimed)} - {_label(c)}: {lead}" for c, lead in leads.items())
     closest = min(leads.values(), key=lambda lead: lead.estimate)  # the lead over the strongest competitor
-    return Finding(claim, measured, verdict, f"{uncertainty} ({design(next(iter(contrasts.values())), seeds)})",
-                   closest)
+    return Finding.decided(claim, measured, decision,
+                           f"{uncertainty} ({design(next(iter(contrasts.values())), seeds)})", closest)
 
 
 def greater(scores: pd.DataFrame, first: Hashable, second: Hashable, claim: str, names: tuple[str, str],
             metric: str, seeds: SeedVariance | None, claimed: int = 1) -> Finding:
     """Claim: candidate `first` scores above `second` (`claimed` = -1: below), both
     columns of `problem_scores`, compared on the seeds and problems they share."""
+    return _pair(scores, first, second, claim, names, metric, seeds, lambda i: direction(i, claimed))
+
+
+def gains_nothing(scores: pd.DataFrame, first: Hashable, second: Hashable, claim: str, names: tuple[str, str],
+                  metric: str, seeds: SeedVariance | None) -> Finding:
+    """Claim: candidate `first` gains nothing over `second`: reproduced when the upper
+    end of first minus second lies below `SCORE_MARGIN` (`verdicts.no_gain`)."""
+    return _pair(scores, first, second, claim, names, metric, seeds, no_gain)
+
+
+def _pair(scores: pd.DataFrame, first: Hashable, second: Hashable, claim: str, names: tuple[str, str],
+          metric: str, seeds: SeedVariance | None, rule: Callable[[Interval], Decision]) -> Finding:
+    """A claim about `first` minus `second` decided by `rule` on its interval."""
     if first not in scores.columns or second not in scores.columns:
         return not_measured(claim, "needs both policies scored on the same problems")
     contrast = Contrast.difference(scores, first, second)
     if not contrast.seeds:
         return not_measured(claim, "needs both policies scored on one seed")
-    interval, verdict = _decide(contrast, seeds, claimed)
+    interval = contrast.interval(seeds)
     shared = scores.loc[contrast.seeds]
     measured = f"{metric}: {names[0]} {shared[first].mean():.3f} vs {names[1]} {shared[second].mean():.3f}"
     per_seed = contrast.per_seed()
     each = "" if len(per_seed) < 2 else "; by seed: " + ", ".join(f"{v:+.3f}" for v in per_seed)
-    return Finding(claim, measured, verdict,
-                   f"{names[0]} - {names[1]}: {interval}{each} ({design(contrast, seeds)})", interval)
+    return Finding.decided(claim, measured, rule(interval),
+                           f"{names[0]} - {names[1]}: {interval}{each} ({design(contrast, seeds)})", interval)
 
 
 def training_statistic_rises(first: pd.DataFrame, second: pd.DataFrame, columns: Sequence[str], claim: str,
@@ -133,14 +163,17 @@ def training_statistic_rises(first: pd.DataFrame, second: pd.DataFrame, columns:
     if not parts or any(len(a) == 0 or len(b) == 0 for a, b in parts.values()):
         return not_measured(claim, "needs both runs' logged updates")
     intervals = {name: welch_interval(block_means(a), block_means(b)) for name, (a, b) in parts.items()}
+    decisions = [direction(intervals[name], claimed, RELATIVE_MARGIN * abs(np.mean(b)))
+                 for name, (_, b) in parts.items()]
     measured = "; ".join(f"{name.replace('_', ' ')}: {np.mean(a):.3f} {names[0]} vs {np.mean(b):.3f} {names[1]}"
                          for name, (a, b) in parts.items())
     uncertainty = "; ".join(f"{name.replace('_', ' ')} {names[0]} - {names[1]}: {interval}"
                             for name, interval in intervals.items())
     updates = min(len(a) for a, _ in parts.values())
-    return Finding(claim, measured, combine([direction(i, claimed) for i in intervals.values()]),
-                   f"{uncertainty} (95% Welch interval on {min(BLOCKS, updates)} block means of the last "
-                   f"{updates} updates of one run each)", next(iter(intervals.values())))
+    return Finding.decided(claim, measured, combine(decisions),
+                           f"{uncertainty} (95% Welch interval on {min(BLOCKS, updates)} block means of the last "
+                           f"{updates} updates of one run each; equivalent within {RELATIVE_MARGIN:.0%} of "
+                           f"{names[1]}'s mean)", next(iter(intervals.values())))
 
 
 def gap_widens(history: pd.DataFrame, counts: pd.DataFrame, metric: Metric, claim: str,
@@ -183,14 +216,14 @@ def gap_widens(history: pd.DataFrame, counts: pd.DataFrame, metric: Metric, clai
         return not_measured(claim, "needs at least two blocks of updates before each evaluation compared")
     spread = np.hypot((training.high - training.low) / (2 * Z), (validation.high - validation.low) / (2 * Z))
     widening = training.estimate - validation.estimate
-    interval = Interval(widening, widening - Z * spread, widening + Z * spread)
+    interval = Interval(widening, widening - Z * spread, widening + Z * spread)  # normal: infinite dof
     means = scores.mean()
     measured = (f"training reward {windows[halfway].mean():.3f} -> {windows[final].mean():.3f}, {metric} "
                 f"{means[halfway]:.3f} -> {means[final]:.3f} ({halfway:,.0f} -> {final:,.0f} rollouts)")
-    return Finding(claim, measured, direction(interval),
-                   f"gap widening: {interval} (training rise {training}, 95% Welch interval on block means of "
-                   f"{len(windows[halfway])} and {len(windows[final])} updates; validation rise {validation}, "
-                   f"{design(validation_contrast, seeds)})", interval)
+    return Finding.decided(claim, measured, direction(interval),
+                           f"gap widening: {interval} (training rise {training}, 95% Welch interval on block means "
+                           f"of {len(windows[halfway])} and {len(windows[final])} updates; validation rise "
+                           f"{validation}, {design(validation_contrast, seeds)})", interval)
 
 
 def scores_by_budget(counts: pd.DataFrame, by: Sequence[str], metric: Metric,
@@ -251,9 +284,12 @@ def n_star_grows(by_budget: Mapping[float, pd.DataFrame], claim: str, seeds: See
     every budget used. The contrast is the large-n advantage A(C) (`large_n_advantage`):
     its least-squares trend over log2 C (per doubling) and its value at the largest budget.
     Reproduced when both are resolved positive (the advantage grows and large n ends ahead:
-    n* moved up); partly when one is and the other is a tie; not reproduced when either is
-    resolved negative; a tie when neither is resolved. (The paper's n* then
-    saturates; at a scale where n* barely moves, a flat end is no evidence of it.)"""
+    n* moved up); partly when one is and the other is not resolved; not reproduced when
+    either is resolved negative; equivalent when both lie within their margins (the final
+    advantage within `SCORE_MARGIN`, the trend within it spread over the doublings
+    measured: the advantage moves less than the margin across them); else unresolved.
+    (The paper's n* then saturates; at a scale where n* barely moves, a flat end is no
+    evidence of it.)"""
     advantages = {budget: large_n_advantage(scores, level) for budget, scores in by_budget.items()}
     advantages = {budget: a for budget, a in advantages.items() if a is not None and a.seeds}
     if len(advantages) < 2:
@@ -264,16 +300,16 @@ def n_star_grows(by_budget: Mapping[float, pd.DataFrame], claim: str, seeds: See
     trend_contrast = sum((float(w) * advantages[b] for w, b in zip(weights[1:], budgets[1:])),
                          float(weights[0]) * advantages[budgets[0]])
     final_contrast = advantages[budgets[-1]]
-    trend, trend_verdict = _decide(trend_contrast, seeds)
-    final, final_verdict = _decide(final_contrast, seeds)
-    verdict = combine([trend_verdict, final_verdict])
+    doublings = float(x[-1] - x[0])
+    trend, trend_decision = _decide(trend_contrast, seeds, margin=SCORE_MARGIN / doublings)
+    final, final_decision = _decide(final_contrast, seeds)
     first_columns = by_budget[budgets[-1]].columns
     values = _levels(list(first_columns), first_columns, level)
     measured = (f"{level} = {values[-1]:g} minus {level} = {values[0]:g}: "
                 + ", ".join(f"{b:,.0f}: {advantages[b].estimate:+.3f}" for b in budgets))
-    return Finding(claim, measured, verdict,
-                   f"trend per doubling {trend}; at {budgets[-1]:,.0f}: {final} ({design(final_contrast, seeds)})",
-                   trend)
+    return Finding.decided(claim, measured, combine([trend_decision, final_decision]),
+                           f"trend per doubling {trend}; at {budgets[-1]:,.0f}: {final} "
+                           f"({design(final_contrast, seeds)})", trend)
 
 
 def optimum_at_larger_n(upper: tuple[str, pd.DataFrame, str], lower: tuple[str, pd.DataFrame, str], claim: str,
@@ -290,12 +326,12 @@ def optimum_at_larger_n(upper: tuple[str, pd.DataFrame, str], lower: tuple[str, 
     contrast = advantages[0] - advantages[1]
     if not contrast.seeds:
         return not_measured(claim, "needs both optima measured on a common seed")
-    interval, verdict = _decide(contrast, seeds)
+    interval, decision = _decide(contrast, seeds)
     best = {name: optimum(s, seeds) for name, s in ((upper_name, upper_scores), (lower_name, lower_scores))}
     measured = "; ".join(f"{name}: {level}* = {_label(o.best)} ({o.value:.3f}), large-{level} advantage "
                          f"{a.estimate:+.3f}" for (name, o), a in zip(best.items(), advantages))
-    return Finding(claim, measured, verdict,
-                   f"advantage {upper_name} - {lower_name}: {interval} ({design(contrast, seeds)})", interval)
+    return Finding.decided(claim, measured, decision,
+                           f"advantage {upper_name} - {lower_name}: {interval} ({design(contrast, seeds)})", interval)
 
 
 def optimum_above(upper: tuple[str, Optimum | None, Sequence[float]],
@@ -307,19 +343,19 @@ def optimum_above(upper: tuple[str, Optimum | None, Sequence[float]],
     when every n within noise of the first exceeds every n within noise of the second.
 
     `floor`: the smallest n tried. Where the first optimum is already at the floor and the
-    second is there too, no grid could show the second below the first: a tie (censored),
-    not a contradiction."""
+    second is there too, no grid could show the second below the first: unresolved
+    (censored), not a contradiction."""
     (upper_name, upper_best, upper_set), (lower_name, lower_best, lower_set) = upper, lower
     if upper_best is None or lower_best is None:
         return not_measured(claim, f"no finished run for {upper_name if upper_best is None else lower_name}")
     measured = (f"{upper_name}: {level}* = {_label(upper_best.best)} ({upper_best.value:.3f}); "
                 f"{lower_name}: {level}* = {_label(lower_best.best)} ({lower_best.value:.3f})")
     uncertainty = f"{level} within noise: {upper_name} {set_text(upper_set)}, {lower_name} {set_text(lower_set)}"
-    verdict = order(lower_set, upper_set)
-    if verdict == Verdict.NOT_REPRODUCED and floor is not None and max(upper_set) == floor == min(lower_set):
-        verdict = Verdict.TIE
+    decision = order(lower_set, upper_set)
+    if decision.verdict == Verdict.NOT_REPRODUCED and floor is not None and max(upper_set) == floor == min(lower_set):
+        decision = Decision(Verdict.UNRESOLVED)
         uncertainty += f"; both at the smallest {level} tried ({floor:g}): a smaller optimum cannot be seen"
-    return Finding(claim, measured, verdict, uncertainty)
+    return Finding.decided(claim, measured, decision, uncertainty)
 
 
 def optimum_of(scores: pd.DataFrame, seeds: SeedVariance | None,
@@ -364,58 +400,100 @@ def spread_comparison(scores: pd.DataFrame, claim: str, metric: str, seeds: Seed
             weights[columns[i]] = weights.get(columns[i], 0.0) + sign
             weights[columns[j]] = weights.get(columns[j], 0.0) - sign
     contrast = Contrast.of(scores, weights)
-    interval, verdict = _decide(contrast, seeds)
+    interval, decision = _decide(contrast, seeds)
     change_n = np.mean([abs(means[i] - means[j]) for i, j in over_n])
     change_bp = np.mean([abs(means[i] - means[j]) for i, j in over_bp])
     measured = (f"{metric} moves {change_bp:.3f} when only B_p changes ({len(over_bp)} pairs) vs {change_n:.3f} "
                 f"when only n changes ({len(over_n)} pairs)")
-    return Finding(claim, measured, verdict, f"n-change minus B_p-change: {interval} ({design(contrast, seeds)})",
-                   interval)
+    return Finding.decided(claim, measured, decision,
+                           f"n-change minus B_p-change: {interval} ({design(contrast, seeds)})", interval)
 
 
-def piles_up(train_pass: pd.DataFrame, small_n: int, large_n: int, claim: str,
-             seeds: SeedVariance | None, matched: str = "compute") -> Finding:
-    """Claim (Figure 12): the smaller n leaves more training problems at pass@1 = 0 and
-    solves more to pass@1 = 1 than the larger n. `train_pass`: per-problem ``n``,
-    ``rollouts``, ``id``, ``correct``, ``samples`` (and ``seed``) of one set's training
-    problems, from `sweeps.run_train_pass`; compared problem by problem and seed by seed.
+def matters_little(scores: pd.DataFrame, claim: str, metric: str, seeds: SeedVariance | None,
+                   level: str = "batch_problems", margin: float = SCORE_MARGIN) -> Finding:
+    """Claim: changing `level` (B_p) at a fixed value of the other column moves the score
+    by less than `margin` (Fig. 9, 11: "matters little"). `scores`: `problem_scores` with
+    columns (``batch_problems``, ``n``) at a common budget. The statistic is the mean
+    absolute change between two runs that differ only in `level`, linearised at the
+    estimate as in `spread_comparison` (each pair's difference keeps its measured sign, so
+    noise alone makes it positive: the test leans towards "matters"), tested for
+    equivalence (`verdicts.equivalence`)."""
+    if scores.empty:
+        return not_measured(claim, "no finished runs at the budget")
+    if not isinstance(scores.columns, pd.MultiIndex) or list(scores.columns.names) != ["batch_problems", "n"]:
+        raise ValueError("scores: columns must be (batch_problems, n)")
+    position = list(scores.columns.names).index(level)
+    columns = list(scores.columns)
+    pairs = [(i, j) for i, j in itertools.combinations(range(len(columns)), 2)
+             if columns[i][position] != columns[j][position]
+             and all(a == b for k, (a, b) in enumerate(zip(columns[i], columns[j])) if k != position)]
+    if not pairs:
+        return not_measured(claim, f"needs two runs that differ only in {level}, finished at one budget")
+    means = scores.mean().to_numpy()
+    weights: dict[Hashable, float] = {}
+    for i, j in pairs:
+        sign = np.sign(means[i] - means[j]) / len(pairs)
+        weights[columns[i]] = weights.get(columns[i], 0.0) + sign
+        weights[columns[j]] = weights.get(columns[j], 0.0) - sign
+    contrast = Contrast.of(scores, weights)
+    interval = contrast.interval(seeds)
+    shown = "B_p" if level == "batch_problems" else level
+    measured = (f"{metric} moves {interval.estimate:.3f} on average when only {shown} changes "
+                f"({len(pairs)} pair{'s' if len(pairs) != 1 else ''})")
+    return Finding.decided(claim, measured, equivalence(interval, margin),
+                           f"{shown}-change: {interval}, equivalent within ±{margin:g} "
+                           f"({design(contrast, seeds)})", interval)
+
+
+def piles_up(counts: pd.DataFrame, small_n: int, large_n: int, claim: str,
+             seeds: SeedVariance | None, matched: str = "compute", problems: str = VALIDATION) -> Finding:
+    """Claim (Figure 12): the smaller n leaves more problems at pass@1 = 0 and solves more
+    to pass@1 = 1 than the larger n. `counts`: per-problem ``n``, ``rollouts``, ``id``,
+    ``correct``, ``samples`` (and ``seed``) of one set's `problems`, compared problem by
+    problem and seed by seed; a problem is at 0 when none of its samples is right and at 1
+    when all are. Validation problems (`sweeps.run_counts`) are ones neither run trained
+    on, so both n are read on problems they visited equally; training problems
+    (`sweeps.run_train_pass`) are visited unequally by the two n.
 
     `matched`: ``compute`` compares both n at the largest rollout count both measured (the
     small n has made large_n / small_n times the updates and epochs, as the paper's Figure
     12 pairs n = 8 over 16 epochs with n = 128 over one); ``epochs`` compares the large n
     at the largest count R > 0 for which the small n was measured at R * small_n / large_n,
-    where both have drawn the same number of problems (R / n)."""
+    where both have drawn the same number of training problems (R / n)."""
     if matched not in ("compute", "epochs"):
         raise ValueError(f"matched: {matched!r}; allowed: compute, epochs")
-    measured_at = {n: set(train_pass.loc[train_pass["n"] == n, "rollouts"]) for n in (small_n, large_n)}
+    measured_at = {n: set(counts.loc[counts["n"] == n, "rollouts"]) for n in (small_n, large_n)}
     if matched == "compute":
         pairs = [(r, r) for r in measured_at[small_n] & measured_at[large_n]]
     else:
         pairs = [(r * small_n / large_n, r) for r in measured_at[large_n] if r > 0
                  and r * small_n / large_n in measured_at[small_n]]
     if not pairs:
-        return not_measured(claim, f"needs training-set pass counts of n = {small_n} and n = {large_n} at matched "
+        return not_measured(claim, f"needs per-problem counts of n = {small_n} and n = {large_n} at matched "
                             f"{matched}")
     small_at, large_at = max(pairs, key=lambda pair: pair[1])
-    at = train_pass[((train_pass["n"] == small_n) & (train_pass["rollouts"] == small_at))
-                    | ((train_pass["n"] == large_n) & (train_pass["rollouts"] == large_at))]
+    at = counts[((counts["n"] == small_n) & (counts["rollouts"] == small_at))
+                | ((counts["n"] == large_n) & (counts["rollouts"] == large_at))]
     at = at if "seed" in at else at.assign(seed=0)
     shares = at.assign(stuck=(at["correct"] == 0).astype(float), solved=(at["correct"] == at["samples"]).astype(float))
     contrasts, intervals = {}, {}
     for share in ("stuck", "solved"):
         table = shares.pivot_table(index=["seed", "id"], columns="n", values=share, aggfunc="mean")
-        contrasts[share] = Contrast.difference(table, small_n, large_n, problems="training")
+        contrasts[share] = Contrast.difference(table, small_n, large_n, problems=problems)
         intervals[share] = contrasts[share].interval(seeds)
+    decisions = [direction(interval, margin=SHARE_MARGIN) for interval in intervals.values()]
     mean = shares.groupby("n")[["stuck", "solved"]].mean()
     names = (f"n = {small_n}", f"n = {large_n}")
+    samples = int(at["samples"].max())
     where = (f"{large_at:,.0f} rollouts" if small_at == large_at else
              f"{names[0]} at {small_at:,.0f} rollouts, {names[1]} at {large_at:,.0f} (the same problems drawn)")
-    measured = (f"{where}; at pass@1 = 0: {mean.loc[small_n, 'stuck']:.0%} ({names[0]}) vs "
-                f"{mean.loc[large_n, 'stuck']:.0%} ({names[1]}); at 1: {mean.loc[small_n, 'solved']:.0%} vs "
-                f"{mean.loc[large_n, 'solved']:.0%}")
-    return Finding(claim, measured, combine([direction(i) for i in intervals.values()]),
-                   f"share at 0, {names[0]} - {names[1]}: {intervals['stuck']}; at 1: {intervals['solved']} "
-                   f"({design(contrasts['stuck'], seeds)})", intervals["stuck"])
+    measured = (f"{where}, {problems} problems; none of {samples} right: {mean.loc[small_n, 'stuck']:.0%} "
+                f"({names[0]}) vs {mean.loc[large_n, 'stuck']:.0%} ({names[1]}); all {samples}: "
+                f"{mean.loc[small_n, 'solved']:.0%} vs {mean.loc[large_n, 'solved']:.0%}")
+    return Finding.decided(claim, measured, combine(decisions),
+                           f"share at 0, {names[0]} - {names[1]}: {intervals['stuck']}; at 1: {intervals['solved']}, "
+                           f"equivalent within ±{SHARE_MARGIN:g} ({design(contrasts['stuck'], seeds)})",
+                           intervals["stuck"])
 
 
 def wins_on_most(contrasts: dict[str, Contrast | None], claim: str, names: tuple[str, str], metric: str,
@@ -423,31 +501,43 @@ def wins_on_most(contrasts: dict[str, Contrast | None], claim: str, names: tuple
     """Claim: the first policy beats the second on most sets. `contrasts`: set -> first
     minus second (None where one was not scored). Reproduced when it wins beyond noise on
     more than half the sets; not reproduced when it loses beyond noise on as many sets as
-    it wins (at least one); a tie when every set is a tie; partly when it wins on some,
-    loses on fewer, and falls short of a majority."""
+    it wins (at least one); equivalent when every set is; unresolved when it neither wins
+    nor loses anywhere; partly when it wins on some, loses on fewer, and falls short of a
+    majority. The p-value: of the majority's weakest win (reproduced; every win needed),
+    else the smallest of the sets that make the verdict, times the number of sets."""
     contrasts = {name: c for name, c in contrasts.items() if c is not None and c.seeds}
     if not contrasts:
         return not_measured(claim, "needs both policies scored on the validation sets")
     intervals = {name: c.interval(seeds) for name, c in contrasts.items()}
-    wins = sum(i.sign > 0 for i in intervals.values())
-    losses = sum(i.sign < 0 for i in intervals.values())
-    verdict = (Verdict.REPRODUCED if 2 * wins > len(contrasts) else Verdict.NOT_REPRODUCED if 0 < losses >= wins
-               else Verdict.TIE if wins == losses == 0 else Verdict.PARTLY)
+    decisions = [direction(i) for i in intervals.values()]
+    wins = sorted(d.p_value for d in decisions if d.verdict == Verdict.REPRODUCED)
+    losses = [d.p_value for d in decisions if d.verdict == Verdict.NOT_REPRODUCED]
+    majority, sets = len(contrasts) // 2 + 1, len(contrasts)
+    if len(wins) >= majority:
+        decision = Decision(Verdict.REPRODUCED, wins[majority - 1])
+    elif 0 < len(losses) >= len(wins):
+        decision = Decision(Verdict.NOT_REPRODUCED, min(1.0, sets * min(losses)))
+    elif all(d.verdict == Verdict.EQUIVALENT for d in decisions):
+        decision = Decision(Verdict.EQUIVALENT, max(d.p_value for d in decisions))
+    elif not wins:
+        decision = Decision(Verdict.UNRESOLVED, min(1.0, sets * min(d.p_value for d in decisions)))
+    else:
+        decision = Decision(Verdict.PARTLY, min(1.0, sets * wins[0]))
     measured = (f"{metric}, {names[0]} - {names[1]}: "
                 + ", ".join(f"{s} {c.estimate:+.3f}" for s, c in contrasts.items())
-                + f"; wins beyond noise on {wins} of {len(contrasts)}, losses on {losses}")
-    return Finding(claim, measured, verdict, "; ".join(f"{s}: {i}" for s, i in intervals.items())
-                   + f" ({design(next(iter(contrasts.values())), seeds)})")
+                + f"; wins beyond noise on {len(wins)} of {sets}, losses on {len(losses)}")
+    return Finding.decided(claim, measured, decision, "; ".join(f"{s}: {i}" for s, i in intervals.items())
+                           + f" ({design(next(iter(contrasts.values())), seeds)})")
 
 
 def planner_regret(scores: pd.DataFrame, predicted: Hashable | None, claim: str, metric: str,
                    seeds: SeedVariance | None) -> Finding:
     """Claim: the planner's choice is as good as the best candidate at the budget, a claim
-    of no loss: a tie when the best's lead over it (the regret) is within noise, which it
-    is by construction when the planner picked the best; not reproduced when the regret
-    is resolved. (The best is picked from the same data, so the regret leans high.)
-    `scores`: `problem_scores` at the budget; `predicted` None when the planner could
-    not be fitted."""
+    of no loss: reproduced when the best's lead over it (the regret) lies below
+    `SCORE_MARGIN` (`verdicts.no_gain`), not reproduced when it lies above. (The best is
+    picked from the same data, so the regret leans high; zero when the planner picked the
+    best.) `scores`: `problem_scores` at the budget; `predicted` None when the planner
+    could not be fitted."""
     if predicted is None or predicted not in scores.columns or scores.shape[1] < 2:
         return not_measured(claim, "the planner could not be fitted" if predicted is None else
                             f"needs the predicted {_label(predicted)} and another finished run at the budget")
@@ -456,6 +546,5 @@ def planner_regret(scores: pd.DataFrame, predicted: Hashable | None, claim: str,
     regret = contrast.interval(seeds)
     measured = (f"predicted {_label(predicted)} ({scores[predicted].mean():.3f} {metric}), "
                 f"best {_label(found.best)} ({found.value:.3f}): regret {regret.estimate:.3f}")
-    return Finding(claim, measured, direction(regret, claimed=-1), f"regret {regret} ({design(contrast, seeds)})",
-                   regret)
-
+    return Finding.decided(claim, measured, no_gain(regret), f"regret {regret}, no loss below {SCORE_MARGIN:g} "
+                           f"({design(contrast, seeds)})", regret)

@@ -16,13 +16,14 @@ largest budget), a `Contrast`: per-(seed, problem) values on each problem set it
 problem p is ``delta + a_p + b_s + e_sp``, with problems (a_p) and training seeds (b_s,
 variance tau^2) both drawn from populations. Over S seeds and P problems its estimate has
 variance ``v_problems + tau^2 / S``, where ``v_problems`` is the variance over problems of
-the seed-averaged values over P. With two seeds a contrast's own tau^2 has one degree of
-freedom, so tau^2 is pooled: it is taken proportional to the contrast's one-seed
-evaluation variance (``tau^2 = ratio * v_one``, a dimensionless `SeedVariance`), the ratio
-measured on a chapter's multi-seed arms by the two-way ANOVA's method of moments and
-pooled over its contrasts (`grid_seed_variance`). A one-seed contrast borrows the ratio
-(the findings say from where). The 95% interval is Student's t with Welch-Satterthwaite
-degrees of freedom. More seeds only narrow it: no rule turns seeds into ties.
+the seed-averaged values over P. tau^2 is written as a multiple of the contrast's one-seed
+evaluation variance (``tau^2 = ratio * v_one``): the contrast's own ratio (S - 1 degrees
+of freedom) moderated by a pool measured on a chapter's multi-seed arms (a `SeedVariance`,
+by the two-way ANOVA's method of moments), as much as stays safe for a contrast whose
+variance is 4x the pool's (`seed_variance`). A one-seed contrast borrows the pool at the
+few degrees of freedom that keep it safe (the findings say from where). The 95% interval
+is Student's t with Welch-Satterthwaite degrees of freedom. More seeds only narrow it:
+no rule turns seeds into ties.
 
 **Optima.** `optimum` returns the best candidate (an n, or a (B_p, n) pair) and the
 candidates within noise of it (the best's lead over each is not resolved), each compared
@@ -44,9 +45,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from isobook.analysis.findings.seed_variance import CONFIDENCE, SeedVariance, spread_dof
 from isobook.tasks.metrics import Metric
 
-CONFIDENCE = 0.95
 Z = float(stats.norm.ppf(0.5 + CONFIDENCE / 2))  # 1.96: half-width of a normal 95% interval in standard errors
 BLOCKS = 4  # consecutive blocks of updates whose means the Welch interval compares
 READ_WINDOW = 2.0  # a run's score at C: the mean of its evaluations within [C / READ_WINDOW, C]
@@ -58,11 +59,13 @@ CHAIN_CORRELATION = 0.25
 
 @dataclass(frozen=True)
 class Interval:
-    """A difference (first minus second) and its 95% interval."""
+    """A difference (first minus second) and its 95% interval, a Student t interval on
+    `dof` degrees of freedom (infinite: normal)."""
 
     estimate: float
     low: float
     high: float
+    dof: float = np.inf
 
     @property
     def sign(self) -> int:
@@ -72,6 +75,22 @@ class Interval:
     @property
     def half_width(self) -> float:
         return (self.high - self.low) / 2
+
+    @property
+    def standard_error(self) -> float:
+        return self.half_width / float(stats.t.ppf(0.5 + CONFIDENCE / 2, self.dof))
+
+    def p_value(self, null: float = 0.0, side: int = 0) -> float:
+        """The p-value of "the difference is `null`" against the difference being above it
+        (`side` +1), below it (-1) or either (0, two-sided)."""
+        if not np.isfinite(self.half_width):
+            return 1.0
+        if self.half_width == 0:
+            return 0.0 if (self.estimate - null) * (side or 1) > 0 or (side == 0 and self.estimate != null) else 1.0
+        t = (self.estimate - null) / self.standard_error
+        if side == 0:
+            return float(2 * stats.t.sf(abs(t), self.dof))
+        return float(stats.t.sf(side * t, self.dof))
 
     def __str__(self) -> str:
         return f"{self.estimate:+.3f} [{self.low:+.3f}, {self.high:+.3f}]"
@@ -85,23 +104,6 @@ class Optimum:
     value: float  # the best's score
     tied: tuple  # every candidate not resolved below the best, the best included, in sorted order
     runner_up: Interval | None  # the best's lead over the next candidate; None with one candidate
-
-
-@dataclass(frozen=True)
-class SeedVariance:
-    """The seed-to-seed variance of a contrast as a multiple of one seed's evaluation
-    variance of it (``ratio * v_one``), pooled over `contrasts` contrasts measured on two or
-    more seeds (`dof` degrees of freedom), on the runs `source` names."""
-
-    ratio: float
-    dof: float  # effective degrees of freedom of the ratio's estimate
-    contrasts: int
-    source: str
-
-    def __str__(self) -> str:
-        return (f"seed-to-seed variance {self.ratio:.1f} x one seed's evaluation variance "
-                f"({self.dof:.1f} df over {self.contrasts} "
-                f"multi-seed contrasts, {self.source})")
 
 
 # ---- per-problem scores ---------------------------------------------------------------------------
@@ -234,51 +236,61 @@ class Contrast:
             return float("nan")
         return float(self.per_seed().var(ddof=1))
 
+    def own_ratio(self) -> float:
+        """This contrast's seed variance as a multiple of its one-seed evaluation variance
+        (`seed_variance` / v_one; NaN with one seed or no evaluation variance)."""
+        _, v_one = self.variances()
+        return self.seed_variance() / v_one if len(self.seeds) >= 2 and v_one > 0 else float("nan")
+
     def interval(self, seeds: SeedVariance | None) -> Interval:
         """The 95% interval with problem and training-seed variance (the module's model).
-        `seeds`: the pooled ratio; None uses this contrast's own tau^2 (two or more seeds)."""
+        `seeds`: the pool its own seed variance is moderated by (`SeedVariance.moderated`);
+        None uses this contrast's own alone (two or more seeds)."""
         count = len(self.seeds)
         if count == 0 or self.problems == 0:
             raise ValueError("contrast: no seed and problem shared by its candidates")
         estimate = self.estimate
         v_problems, v_one = self.variances()
-        if seeds is not None:
-            spread, dof = seeds.ratio * v_one, max(seeds.dof, 1.0)
-        elif count >= 2:
+        own = self.own_ratio()
+        if seeds is None or (count >= 2 and v_one <= 0):  # no evaluation variance to scale a pool by
+            if count < 2:
+                raise ValueError("seeds: a one-seed contrast needs a pooled SeedVariance to borrow")
             spread, dof = self.seed_variance(), count - 1
         else:
-            raise ValueError("seeds: a one-seed contrast needs a pooled SeedVariance to borrow")
+            ratio, dof = seeds.moderated(0.0 if np.isnan(own) else own, count - 1)
+            spread = ratio * v_one
         total = v_problems + spread / count
         if total <= 0:
             return Interval(estimate, estimate, estimate)
-        pieces = v_problems ** 2 / max(self.problems - 1, 1) + (spread / count) ** 2 / dof
-        df = total ** 2 / pieces if pieces > 0 else np.inf
+        # The seed term's degrees of freedom, not Welch-Satterthwaite's blend with the
+        # problems' hundreds: with a seed term on one or two degrees of freedom the blend
+        # undercovers, the more so for a contrast whose seed variance exceeds its estimate.
+        df = dof if spread > 0 else max(self.problems - 1, 1)
         half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, df)) * np.sqrt(total)
-        return Interval(estimate, estimate - half, estimate + half)
+        return Interval(estimate, estimate - half, estimate + half, df)
 
 
 def pooled_seed_variance(contrasts: Iterable[Contrast], source: str) -> SeedVariance | None:
     """The ratio of seed-to-seed variance to one seed's evaluation variance, pooled over
-    `contrasts` with two or more seeds, weighted by their degrees of freedom (seeds - 1);
-    None without any."""
-    total, dof, used = 0.0, 0, 0
+    `contrasts` with two or more seeds, weighted by their degrees of freedom (seeds - 1),
+    with the prior spread of their own ratios (`seed_variance.spread_dof`); None without any."""
+    ratios, dofs = [], []
     for contrast in contrasts:
-        count = len(contrast.seeds)
-        _, v_one = contrast.variances()
-        if count < 2 or v_one <= 0:
-            continue
-        total += (count - 1) * contrast.seed_variance() / v_one
-        dof, used = dof + count - 1, used + 1
-    if not dof:
+        own = contrast.own_ratio()
+        if not np.isnan(own):
+            ratios.append(own)
+            dofs.append(len(contrast.seeds) - 1)
+    if not dofs:
         return None
-    return SeedVariance(total / dof, dof, used, source)
+    return SeedVariance(float(np.average(ratios, weights=dofs)), float(sum(dofs)), len(dofs), source,
+                        spread_dof(ratios, dofs), samples=tuple(zip(ratios, dofs)))
 
 
 def grid_seed_variance(scores_by_budget: Mapping[float, pd.DataFrame], source: str) -> SeedVariance | None:
     """The seed-variance ratio of a grid: at each budget (`problem_scores` there), the
     contrasts of neighbouring candidates (in column order) on the seeds both have, pooled;
     then the mean of the budgets' ratios. The same runs recur at every budget, so the
-    degrees of freedom are those of one budget (the largest count), not their sum."""
+    degrees of freedom (and the spread) are those of one budget (the largest count), not their sum."""
     found = []
     for scores in scores_by_budget.values():
         columns = list(scores.columns)
@@ -289,17 +301,21 @@ def grid_seed_variance(scores_by_budget: Mapping[float, pd.DataFrame], source: s
             found.append(replace(pooled, dof=pooled.dof / (1 + 2 * CHAIN_CORRELATION * (chained - 1) / chained)))
     if not found:
         return None
-    return SeedVariance(float(np.mean([f.ratio for f in found])), max(f.dof for f in found),
-                        max(f.contrasts for f in found), source)
+    widest = max(found, key=lambda f: (f.dof, f.contrasts))
+    return replace(widest, ratio=float(np.mean([f.ratio for f in found])))
 
 
 def combined_seed_variance(parts: Iterable[SeedVariance | None], source: str) -> SeedVariance | None:
-    """Several pooled ratios as one, weighted by their degrees of freedom."""
+    """Several pooled ratios as one, weighted by their degrees of freedom, the prior spread
+    fitted to all their contrasts together (so designs that disagree widen it)."""
     parts = [p for p in parts if p is not None]
     if not parts:
         return None
     dof = sum(p.dof for p in parts)
-    return SeedVariance(sum(p.ratio * p.dof for p in parts) / dof, dof, sum(p.contrasts for p in parts), source)
+    samples = tuple(sample for p in parts for sample in p.samples)
+    spread = spread_dof(*zip(*samples)) if samples else min(p.spread_dof for p in parts)
+    return SeedVariance(sum(p.ratio * p.dof for p in parts) / dof, dof, sum(p.contrasts for p in parts), source,
+                        spread, samples=samples)
 
 
 def resolvable_difference(scores: pd.DataFrame, seeds: SeedVariance | None) -> float:
@@ -332,8 +348,9 @@ def welch_interval(first: Sequence[float], second: Sequence[float]) -> Interval:
         return Interval(estimate, -np.inf, np.inf)
     if np.ptp(first) == 0 and np.ptp(second) == 0:  # two constants: no noise to put an interval on
         return Interval(estimate, estimate, estimate)
-    low, high = stats.ttest_ind(first, second, equal_var=False).confidence_interval(CONFIDENCE)
-    return Interval(estimate, float(low), float(high))
+    test = stats.ttest_ind(first, second, equal_var=False)
+    low, high = test.confidence_interval(CONFIDENCE)
+    return Interval(estimate, float(low), float(high), float(test.df))
 
 
 # ---- logged training statistics -------------------------------------------------------------------

@@ -1,24 +1,47 @@
 """What a claim concludes: the `Verdict`, the `Finding` a chapter shows, and the rules
 from a difference's interval (or a claim's parts, or two sets of optima) to a verdict.
 
-A claim names a direction; its difference and interval decide:
+A claim of a direction (one candidate above another, an advantage that grows) is decided
+by its difference's 95% interval against zero and against a margin (`SCORE_MARGIN` for
+pass rates, `SHARE_MARGIN` for shares of problems, `RELATIVE_MARGIN` for logged statistics):
 
-* ``reproduced``: the claimed sign, with the interval excluding zero;
-* ``not reproduced``: the other sign, with the interval excluding zero (or, for an
-  optimum, the claimed order is ruled out);
-* ``tie``: the interval holds zero: the data cannot tell. Claims of no gain (very easy
-  data, the planner's regret) predict a tie, and the verdict still says ``tie``;
+* ``reproduced``: the claimed sign, the interval excluding zero;
+* ``not reproduced``: the other sign, the interval excluding zero (or, for an optimum,
+  the claimed order ruled out);
+* ``equivalent``: the interval inside ``[-margin, +margin]``: whatever the difference is,
+  it is smaller than the margin (a two one-sided test at 2.5% a side);
+* ``unresolved``: the interval holds zero and reaches past the margin: the data cannot
+  tell a difference that matters from none;
 * ``partly``: a claim in several parts, some reproduced and none contradicted;
 * ``not measured``: a run or a table the claim needs is missing.
+
+A claim of no difference ("B_p matters little", "loses nothing") is reproduced when its
+interval lies inside the margin (`equivalence`, `no_gain`) and not reproduced when it lies
+beyond it.
+
+Each finding carries the p-value of the test its verdict rests on, scaled so that the
+verdict is resolved exactly when p <= 0.05 (two-sided for a direction, twice the larger
+one-sided p for an equivalence), so that `multiplicity.holm` can control the error rate
+across a build's findings.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from isobook.analysis.findings.statistics import Interval
+
+# A difference a reader of the paper would call negligible: the paper calls B_p's spread
+# of 1.9 (easy) and 2.2 (hard) points of validation reward "little" and n's 9.2 and 3.8
+# points "a lot" (Fig. 9). Pass rates (avg@k, best@k, worst@k) and shares of problems take
+# this margin; their trends per doubling take it spread over the budgets measured.
+SCORE_MARGIN = 0.03
+SHARE_MARGIN = 0.05  # shares of training problems at pass@1 0 or 1 (8 samples each: steps of 1/8 per problem)
+RELATIVE_MARGIN = 0.05  # logged statistics (entropy, length): 5% of the second run's mean
+LEVEL = 0.05  # what a verdict's p-value must reach; the intervals are 95%
+LLM, BANDIT = "llm", "bandit"  # families of findings (error control and agreement count them apart)
 
 
 class Verdict(StrEnum):
@@ -26,9 +49,21 @@ class Verdict(StrEnum):
 
     REPRODUCED = "reproduced"
     PARTLY = "partly"
-    TIE = "tie"
+    EQUIVALENT = "equivalent"
+    UNRESOLVED = "unresolved"
     NOT_REPRODUCED = "not reproduced"
     NOT_MEASURED = "not measured"
+
+
+RESOLVED = frozenset({Verdict.REPRODUCED, Verdict.PARTLY, Verdict.EQUIVALENT, Verdict.NOT_REPRODUCED})
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A verdict and the p-value of the test it rests on (None: no test, e.g. an order of optima)."""
+
+    verdict: Verdict
+    p_value: float | None = None
 
 
 @dataclass(frozen=True)
@@ -40,45 +75,115 @@ class Finding:
     verdict: Verdict
     uncertainty: str  # the interval(s) that decided the verdict
     deciding: Interval | None = None  # the claim's deciding contrast (what two builds compare)
+    p_value: float | None = None  # of the test the verdict rests on (`Decision`)
+    family: str = LLM  # LLM runs or bandits (`LLM`, `BANDIT`)
+    headline: bool = False  # one of the book's headline findings (the README's table, `headline`)
+
+    @classmethod
+    def decided(cls, claim: str, measured: str, decision: Decision, uncertainty: str,
+                deciding: Interval | None = None, family: str = LLM) -> Finding:
+        return cls(claim, measured, decision.verdict, uncertainty, deciding, decision.p_value, family)
 
     def row(self) -> dict[str, object]:
         row: dict[str, object] = {"claim": self.claim, "measured": self.measured, "verdict": str(self.verdict),
-                                  "uncertainty": self.uncertainty}
+                                  "uncertainty": self.uncertainty, "family": self.family}
         if self.deciding is not None:
             row["deciding"] = [self.deciding.estimate, self.deciding.low, self.deciding.high]
+        if self.p_value is not None:
+            row["p"] = self.p_value
+        if self.headline:
+            row["headline"] = True
         return row
 
 
-def not_measured(claim: str, what: str) -> Finding:
+def headline(finding: Finding) -> Finding:
+    """`finding` marked as one of the book's headline findings: the README's table lists them."""
+    return replace(finding, headline=True)
+
+
+def not_measured(claim: str, what: str, family: str = LLM) -> Finding:
     """The finding of a claim that lacks `what` it needs (a run, a table)."""
-    return Finding(claim, what, Verdict.NOT_MEASURED, "-")
+    return Finding(claim, what, Verdict.NOT_MEASURED, "-", family=family)
 
 
 # ---- verdict rules ---------------------------------------------------------------------------------
 
 
-def direction(interval: Interval, claimed: int = 1) -> Verdict:
-    """The verdict on a claimed sign (+1: first above second) of a difference."""
-    return Verdict.TIE if interval.sign == 0 else Verdict.REPRODUCED if interval.sign == claimed \
-        else Verdict.NOT_REPRODUCED
+def _equivalence_p(interval: Interval, margin: float) -> float:
+    """Twice the larger of the two one-sided p-values of |difference| >= margin."""
+    return min(1.0, 2 * max(interval.p_value(-margin, side=+1), interval.p_value(margin, side=-1)))
 
 
-def combine(parts: Sequence[Verdict]) -> Verdict:
-    """One verdict from the verdicts of a claim's parts."""
+def direction(interval: Interval, claimed: int = 1, margin: float = SCORE_MARGIN) -> Decision:
+    """The decision on a claimed sign (+1: first above second) of a difference, with
+    `margin` for equivalence."""
+    two_sided = interval.p_value()
+    if interval.sign != 0:
+        return Decision(Verdict.REPRODUCED if interval.sign == claimed else Verdict.NOT_REPRODUCED, two_sided)
+    equivalent = _equivalence_p(interval, margin)
+    if -margin < interval.low and interval.high < margin:
+        return Decision(Verdict.EQUIVALENT, equivalent)
+    return Decision(Verdict.UNRESOLVED, min(two_sided, equivalent))
+
+
+def equivalence(interval: Interval, margin: float = SCORE_MARGIN) -> Decision:
+    """The decision on a claim that a difference is negligible: reproduced when its
+    interval lies inside ``(-margin, margin)``, not reproduced when it lies beyond it."""
+    inside = _equivalence_p(interval, margin)
+    beyond = min(1.0, 2 * min(interval.p_value(margin, side=+1), interval.p_value(-margin, side=-1)))
+    if -margin < interval.low and interval.high < margin:
+        return Decision(Verdict.REPRODUCED, inside)
+    if interval.low > margin or interval.high < -margin:
+        return Decision(Verdict.NOT_REPRODUCED, beyond)
+    return Decision(Verdict.UNRESOLVED, min(inside, beyond))
+
+
+def no_gain(interval: Interval, margin: float = SCORE_MARGIN) -> Decision:
+    """The decision on a claim that the first gains nothing over the second: reproduced
+    when the interval's upper end lies below `margin`, not reproduced when its lower end
+    lies above it."""
+    below = min(1.0, 2 * interval.p_value(margin, side=-1))
+    above = min(1.0, 2 * interval.p_value(margin, side=+1))
+    if interval.high < margin:
+        return Decision(Verdict.REPRODUCED, below)
+    if interval.low > margin:
+        return Decision(Verdict.NOT_REPRODUCED, above)
+    return Decision(Verdict.UNRESOLVED, min(below, above))
+
+
+def combine(parts: Sequence[Decision]) -> Decision:
+    """One decision from those of a claim's parts. Reproduced (or equivalent) needs every
+    part, so its p-value is the largest of theirs (an intersection-union test); not
+    reproduced, partly and unresolved need any one part, so theirs is the smallest of the
+    parts that make it, times the number of parts (Bonferroni)."""
     parts = list(parts)
-    if not parts or Verdict.NOT_MEASURED in parts:
-        return Verdict.NOT_MEASURED
-    if Verdict.NOT_REPRODUCED in parts:
-        return Verdict.NOT_REPRODUCED
-    if all(p == Verdict.REPRODUCED for p in parts):
-        return Verdict.REPRODUCED
-    return Verdict.TIE if all(p == Verdict.TIE for p in parts) else Verdict.PARTLY
+    verdicts = [p.verdict for p in parts]
+    if not parts or Verdict.NOT_MEASURED in verdicts:
+        return Decision(Verdict.NOT_MEASURED)
+
+    def any_of(kinds: set[Verdict]) -> float | None:
+        values = [p.p_value for p in parts if p.verdict in kinds and p.p_value is not None]
+        return min(1.0, len(parts) * min(values)) if values else None
+
+    def all_of() -> float | None:
+        values = [p.p_value for p in parts]
+        return None if None in values else max(values)
+
+    if Verdict.NOT_REPRODUCED in verdicts:
+        return Decision(Verdict.NOT_REPRODUCED, any_of({Verdict.NOT_REPRODUCED}))
+    if all(v == Verdict.REPRODUCED for v in verdicts):
+        return Decision(Verdict.REPRODUCED, all_of())
+    if Verdict.REPRODUCED in verdicts or Verdict.PARTLY in verdicts:
+        return Decision(Verdict.PARTLY, any_of({Verdict.REPRODUCED, Verdict.PARTLY}))
+    if all(v == Verdict.EQUIVALENT for v in verdicts):
+        return Decision(Verdict.EQUIVALENT, all_of())
+    return Decision(Verdict.UNRESOLVED, any_of(set(Verdict)))
 
 
-def order(lower: Sequence[float], upper: Sequence[float]) -> Verdict:
+def order(lower: Sequence[float], upper: Sequence[float]) -> Decision:
     """Does `upper` (a set of optimal n within noise) lie above `lower`? Reproduced when
     every member of `upper` exceeds every member of `lower`; not reproduced when none
-    of `upper` exceeds any of `lower`; a tie when the sets leave it open."""
+    of `upper` exceeds any of `lower`; unresolved when the sets leave it open."""
     if min(upper) > max(lower):
-        return Verdict.REPRODUCED
-    return Verdict.NOT_REPRODUCED if max(upper) <= min(lower) else Verdict.TIE
+        return Decision(Verdict.REPRODUCED)
+    return Decision(Verdict.NOT_REPRODUCED if max(upper) <= min(lower) else Verdict.UNRESOLVED)

@@ -1,0 +1,43 @@
+"""The error rate of a build's verdicts, controlled: Holm's step-down procedure over the
+p-values of its LLM findings (statsmodels' `multipletests`).
+
+Each finding's p-value belongs to the test its verdict rests on (`verdicts.Decision`),
+scaled so that the verdict is resolved exactly when p <= 0.05. Holm's procedure keeps the
+probability of any wrongly resolved verdict among the family at 5% whatever their
+dependence (the chapters' contrasts share runs); a verdict whose adjusted p-value exceeds
+5% becomes ``unresolved``. The bandit rows are a family apart (their intervals come from
+thousands of simulated seeds, not from training runs), and findings decided without a
+test (an order of optima) are left out.
+
+    rows = controlled(rows)        # each row gains "holm p" and "holm verdict"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from statsmodels.stats.multitest import multipletests
+
+from isobook.analysis.findings.verdicts import LEVEL, LLM, RESOLVED, Verdict
+
+METHOD = "holm"
+
+
+def controlled(rows: Sequence[dict[str, Any]], family: str = LLM) -> list[dict[str, Any]]:
+    """`rows` (`Finding.row` dicts) with ``holm p`` (the Holm-adjusted p-value over the
+    rows of `family` that carry a ``p``; None elsewhere) and ``holm verdict`` (the verdict,
+    or ``unresolved`` where a resolved verdict's adjusted p-value exceeds `LEVEL`)."""
+    tested = [i for i, row in enumerate(rows) if row.get("family", LLM) == family and row.get("p") is not None]
+    adjusted = multipletests([rows[i]["p"] for i in tested], alpha=LEVEL, method=METHOD)[1] if tested else []
+    out = [{**row, "holm p": None, "holm verdict": row["verdict"]} for row in rows]
+    for i, p in zip(tested, adjusted):
+        out[i]["holm p"] = float(p)
+        if Verdict(rows[i]["verdict"]) in RESOLVED and p > LEVEL:
+            out[i]["holm verdict"] = str(Verdict.UNRESOLVED)
+    return out
+
+
+def changed(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The `controlled` rows whose verdict Holm's procedure changes."""
+    return [row for row in rows if row["holm verdict"] != row["verdict"]]
