@@ -48,6 +48,7 @@ from IPython.display import display
 
 from isobook.analysis.findings.claims import best_candidate, training_statistic_rises
 from isobook.analysis.findings.statistics import last_quarter, problem_scores, resolvable_difference
+from isobook.analysis.findings.verdicts import headline
 from isobook.book.charts import curves_chart, panels, use_offline_renderer
 from isobook.book.kernel import chapter_config
 from isobook.book.pages import FindingsTable, design_note, runs_note, scale, table
@@ -186,7 +187,8 @@ findings.append(training_statistic_rises(runs.get(("hard", strongest), empty), r
                                          ["entropy", "response_length"],
                                          "hard: entropy and length blow up with the entropy bonus (Fig. 3)",
                                          (f"with {weights}", "without")))
-findings.append(best_candidate(lr_scores, anchor, f"base-LR grid: the anchor {anchor:g} is best (Fig. 4)", avg, seeds))
+findings.append(headline(best_candidate(lr_scores, anchor, f"base-LR grid: the anchor {anchor:g} is best (Fig. 4)", avg,
+                                        seeds)))
 findings.append(best_candidate(scaling_scores, "sqrt", f"square-root LR scaling is best "
                                f"{config.recipe.reference_batch // small_batch}x below the anchor's batch, "
                                f"B = {small_batch} (Fig. 4)", avg, seeds))

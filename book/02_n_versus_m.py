@@ -51,6 +51,7 @@ from isobook.analysis.findings.claims import (
     scores_by_budget,
 )
 from isobook.analysis.findings.statistics import problem_scores, resolvable_difference
+from isobook.analysis.findings.verdicts import headline
 from isobook.analysis.frontier import analyse_frontier
 from isobook.book.charts import curves_chart, frontier_chart, optimal_chart, panels, use_offline_renderer
 from isobook.book.kernel import chapter_config
@@ -136,8 +137,8 @@ table(pd.DataFrame([{"set": s, "metric": m, "n*": o.best, "score": o.value, "n w
 # ## Findings at our scale
 
 # %%
-findings = [n_star_grows(scores_by_budget(counts[counts["set"] == s], ["n"], avg, budgets),
-                         f"{s}: n* grows with C (Fig. 5-6)", seeds) for s in optima]
+findings = [headline(n_star_grows(scores_by_budget(counts[counts["set"] == s], ["n"], avg, budgets),
+                                  f"{s}: n* grows with C (Fig. 5-6)", seeds)) for s in optima]
 # Paper: sharpening (worst@k) wants large n on easy, coverage (best@k) wants large n on hard.
 for set_name, wanted, other in (("easy", worst, best), ("hard", best, worst)):
     findings.append(optimum_at_larger_n((str(wanted), final[set_name][wanted], set_name),

@@ -59,6 +59,7 @@ from isobook.analysis.findings.claims import (
     set_text,
 )
 from isobook.analysis.findings.statistics import problem_scores, resolvable_difference
+from isobook.analysis.findings.verdicts import headline
 from isobook.analysis.frontier import training_rewards
 from isobook.book.charts import curves_chart, gap_chart, histogram_chart, n_star_chart, panels, use_offline_renderer
 from isobook.book.kernel import chapter_config
@@ -196,10 +197,11 @@ table(per_seed.assign(**{f"{avg}, mean": per_seed.mean(axis=1)}).reset_index())
 # %%
 main_label, second_label = arms
 final = {label: problem_scores(counts[counts["model"] == label], ["n"], avg) for label in arms}
-findings = [optimum_at_larger_n((main_label, final[main_label], main_label), (second_label, final[second_label],
-                                                                                second_label),
-                                f"{set_name}: the second base model ({second_label}) peaks at a smaller n* than the main "
-                                f"one ({main_label}) at {config.sweep.budget:,} rollouts (Fig. 13)", seeds)]
+findings = [headline(optimum_at_larger_n((main_label, final[main_label], main_label),
+                                         (second_label, final[second_label], second_label),
+                                         f"{set_name}: the second base model ({second_label}) peaks at a smaller n* than "
+                                         f"the main one ({main_label}) at {config.sweep.budget:,} rollouts (Fig. 13)",
+                                         seeds))]
 found, _ = optimum_of(final[second_label], seeds)
 if found is not None:
     chosen = (history["model"] == second_label) & (history["n"] == found.best)
@@ -216,8 +218,9 @@ for upper, lower, why in ((large, decoupled, "at matched compute, the same M: mo
                            "exploration"),
                           (decoupled, small_at_equal_m, "at the same M and learning rate: a lower-variance baseline "
                            "helps")):
-    findings.append(greater(arm_scores, upper, lower, f"{b.set}: {upper} beats {lower} ({why}; App. C, Fig. 22)",
-                            (upper, lower), f"{avg}, {len(b.seeds)} seeds", seeds))
+    finding = greater(arm_scores, upper, lower, f"{b.set}: {upper} beats {lower} ({why}; App. C, Fig. 22)",
+                      (upper, lower), f"{avg}, {len(b.seeds)} seeds", seeds)
+    findings.append(headline(finding) if upper == decoupled else finding)
 display(design_note(f"the two models: one seed per n (seed {config.sweep.seeds[0]}); the baseline arms: seeds "
                     f"{', '.join(map(str, b.seeds))}", resolvable_difference(arm_scores, seeds), seeds))
 FindingsTable(findings, "07_models_and_baselines", scale(config) + "; baseline arms: seeds "

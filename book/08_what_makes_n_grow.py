@@ -54,7 +54,13 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from isobook.analysis.bandit import bandit_curves_path, comparable_budgets, optimizer_curves, sharing_curves
+from isobook.analysis.bandit import (
+    bandit_curves_path,
+    bandit_seed,
+    comparable_budgets,
+    optimizer_curves,
+    sharing_curves,
+)
 from isobook.analysis.findings.bandit_claims import bandit_n_star_grows, bandit_optima, smallest_n_wins
 from isobook.analysis.findings.claims import (
     greater,
@@ -67,6 +73,7 @@ from isobook.analysis.findings.claims import (
     set_text,
 )
 from isobook.analysis.findings.statistics import grid_seed_variance, problem_scores, resolvable_difference
+from isobook.analysis.findings.verdicts import headline
 from isobook.analysis.frontier import pass_summary
 from isobook.book.charts import curves_chart, n_star_chart, panels, pass_chart, use_offline_renderer
 from isobook.book.kernel import chapter_config
@@ -76,6 +83,7 @@ from isobook.grpo.evaluation import metric_name
 from isobook.grpo.recipe import LrScaling, scaled_lr
 from isobook.grpo.skills import step_skills
 from isobook.sets.build import dialects, prepare_sets
+from isobook.sets.fresh import fresh_counts, greedy_pass
 from isobook.store.atomic import cached_parquet
 from isobook.sweeps import (
     grid_run,
@@ -89,6 +97,7 @@ from isobook.sweeps import (
     run_train_pass,
 )
 from isobook.tasks.chain import tempered_slip
+from isobook.tasks.metrics import best_at_k
 
 use_offline_renderer()
 config = chapter_config(params, overrides, budget)
@@ -121,8 +130,8 @@ def n_star_path(optima: pd.DataFrame) -> str:
 settings = config.bandit
 shared_budgets = comparable_budgets(settings)
 largest = max(settings.features)
-sharing = cached_parquet(bandit_curves_path(config, "sharing"), lambda: sharing_curves(settings, config.system.seed))
-adam = cached_parquet(bandit_curves_path(config, "optimizers"), lambda: optimizer_curves(settings, config.system.seed))
+sharing = cached_parquet(bandit_curves_path(config, "sharing"), lambda: sharing_curves(settings, bandit_seed(config)))
+adam = cached_parquet(bandit_curves_path(config, "optimizers"), lambda: optimizer_curves(settings, bandit_seed(config)))
 adam["optimizer"] = "Adam, " + adam["lr_scaling"].map({"constant": "constant step", "sqrt": "sqrt(B) step"})
 plain = sharing[sharing["features"].isin([settings.problems, largest])].assign(optimizer="gradient, constant step")
 optimizers = pd.concat([plain[adam.columns.drop(["lr_scaling", "optimizer"]).tolist() + ["optimizer"]],
@@ -251,21 +260,29 @@ for name, claim, mechanism in (
          "one learning rate for every n")):
     finding = n_star_grows(rule_scores[name], claim, seeds)
     if name == one_name:  # under the sqrt rule these are chapter 02's runs, and its finding
-        findings.append(finding)
+        findings.append(headline(finding))
     summary_rows.append({"setting": f"LLM, today's task, {name}", "mechanism": mechanism,
                          "n* by budget": n_star_path(rule_optima[name]), "verdict": finding.verdict, "claim": claim})
 findings.append(greater(problem_scores(rule_counts[rule_counts["n"] == small], ["learning rate"], avg),
                         sqrt_name, one_name,
                         f"today's task (hard), n = {small}: its {sqrt_name} step beats n = {large}'s larger one",
                         (sqrt_name, f"n = {large}'s rate"), f"{avg} at {config.sweep.budget:,}", seeds))
-# Is the allocation at one rate any better? Each rule's best n at the budget, against each other.
+# Is the allocation at one rate any better? Each rule's best n at the budget, against each other,
+# unless the best at one rate is n = large, whose run is the sqrt rule's own (the one rate is its rate):
+# that comparison would be chapter 02's contrast of two sqrt-rule runs told again.
 final = {name: problem_scores(part, ["n"], avg) for name, part in by_rule.items()}
 best_n = {name: optimum_of(scores, seeds)[0].best for name, scores in final.items()}
-paired = pd.concat({name: final[name][best_n[name]] for name in by_rule}, axis=1)
-findings.append(greater(paired, sqrt_name, one_name,
-                        f"today's task (hard): the best n under the {sqrt_name} beats the best n at one learning rate",
-                        (f"{sqrt_name}, n = {best_n[sqrt_name]}", f"one rate, n = {best_n[one_name]}"),
-                        f"{avg} at {config.sweep.budget:,}", seeds))
+if best_n[one_name] == large:
+    display(note(f"At one rate the best n at {config.sweep.budget:,} rollouts is n = {large}, whose run is the "
+                 f"{sqrt_name} rule's own (n = {large} sets the one rate): its comparison with the best n under the "
+                 f"{sqrt_name} (n = {best_n[sqrt_name]}) is chapter 02's contrast of those two runs, not a finding of "
+                 "this chapter."))
+else:
+    paired = pd.concat({name: final[name][best_n[name]] for name in by_rule}, axis=1)
+    findings.append(greater(paired, sqrt_name, one_name,
+                            f"today's task (hard): the best n under the {sqrt_name} beats the best n at one learning "
+                            "rate", (f"{sqrt_name}, n = {best_n[sqrt_name]}", f"one rate, n = {best_n[one_name]}"),
+                            f"{avg} at {config.sweep.budget:,}", seeds))
 
 # %% [markdown]
 # ## Competing skills: the dialects at a fixed batch
@@ -308,7 +325,7 @@ table(weaker.reset_index().rename(columns={"batch_problems": "B_p"}))
 # %%
 claim = f"dialects (hard), at a fixed batch B_p x n = {fixed_batch}: n* grows with compute (Fig. 9)"
 finding = n_star_grows(own_scores["dialects"], claim, seeds)
-findings.append(finding)
+findings.append(headline(finding))
 summary_rows.append({"setting": f"LLM, dialects, B_p x n = {fixed_batch}", "mechanism": "competing skills",
                      "n* by budget": n_star_path(split_optima), "verdict": finding.verdict, "claim": claim})
 
@@ -341,10 +358,14 @@ for name in ("easy", "hard"):
                         "holding no misconception": kinds.get("none", 0), "kinds held": len(held),
                         "problems per kind (median)": round(float(np.median(held))) if held else 0})
 display(table(pd.DataFrame(composition)))
+fresh = fresh_counts(arm, "hard", arm.sets.samples)  # not the samples that chose the set: those lean low
+fresh_pass = {k: best_at_k(fresh["correct"], arm.sets.samples, k).mean()
+              for k in (1 << i for i in range(arm.sets.samples.bit_length()))}
 display(note(f"{chain.misconceptions} misconceived kinds at slip {chain.misconception_slip:g}, other carry steps at "
-             f"{chain.slip_carry:g}. The hard set's greedy pass rate: {report['hard_greedy_pass']:.3f}; its pass@k "
-             f"(unbiased, from the profile's {arm.sets.samples} samples per problem): "
-             + ", ".join(f"k = {k}: {v:.2f}" for k, v in report["hard_pass_at_k"].items()) + "."))
+             f"{chain.slip_carry:g}. The hard set's greedy pass rate: "
+             f"{greedy_pass(arm).loc[fresh['id']].mean():.3f}; its pass@k (unbiased, from {arm.sets.samples} fresh "
+             "samples per problem, drawn after the set was chosen): "
+             + ", ".join(f"k = {k}: {v:.2f}" for k, v in fresh_pass.items()) + "."))
 
 # %%
 skills = step_skills(misconception_runs, "hard")
@@ -387,7 +408,9 @@ display(table(per_kind.reset_index()))
 
 # %% [markdown]
 # Pass@1 of training problems at matched compute (Figure 12's histograms), the smallest
-# and the largest $n$, first seed:
+# and the largest $n$, first seed. The two visited these problems unequally (the small
+# group about once each, the large group a few of them), so the verdict below reads the
+# validation problems instead, which neither trained on.
 
 # %%
 extreme_runs = [run for run in misconception_runs if run.train.rollouts_per_problem in (small, large)]
@@ -403,15 +426,15 @@ else:
 final_misconceptions = {metric: problem_scores(misconception_counts, ["n"], metric) for metric in (best, worst)}
 claim = "misconceptions (hard): n* grows with compute (Fig. 5-6)"
 finding = n_star_grows(scores_by_budget(misconception_counts, ["n"], avg, budgets), claim, seeds)
-findings.append(finding)
+findings.append(headline(finding))
 summary_rows.append({"setting": "LLM, misconceptions", "mechanism": "problem-specific skills, rare successes",
                      "n* by budget": n_star_path(misconception_optima), "verdict": finding.verdict, "claim": claim})
 findings.append(optimum_at_larger_n((str(best), final_misconceptions[best], "hard"),
                                     (str(worst), final_misconceptions[worst], "hard"),
                                     f"misconceptions (hard): {best} peaks at a larger n than {worst} (Fig. 7)", seeds))
-if not train_pass.empty:
-    findings.append(piles_up(train_pass, small, large, "misconceptions (hard): small n piles training problems at "
-                             "pass@1 0 and 1, large n moves them evenly, at matched compute (Fig. 12)", seeds))
+findings.append(piles_up(misconception_counts[misconception_counts["n"].isin([small, large])], small, large,
+                         "misconceptions (hard): small n piles problems at pass@1 0 and 1, large n moves them evenly, "
+                         "at matched compute (validation problems; Fig. 12)", seeds))
 
 # %% [markdown]
 # ## Side by side

@@ -22,7 +22,10 @@ from isobook.book.build import (
     chapters,
     execute_chapters,
 )
+from isobook.analysis.findings.verdicts import Verdict
+from isobook.book.findings_file import FILE as FINDINGS_FILE
 from isobook.book.kernel import ROOT
+from isobook.book.pages import findings_of_notebook
 from isobook.config import ConfigError, load_config
 from isobook.store.names import run_folder, sets_built, sets_folder
 from isobook.sweeps import grid_run
@@ -56,6 +59,13 @@ def test_the_smoke_book_builds_from_executed_chapters_without_touching_the_sourc
         assert 'src="http' not in page  # no script or image from the network (MathJax is local)
     assert (index.parent / "mathjax" / "tex-mml-chtml.js").is_file()
     assert before == digests()
+    # The build's findings file: every chapter's findings, each LLM one with its verdict under Holm.
+    rows = json.loads((outputs / "book" / FINDINGS_FILE).read_text())
+    shown = [f for n in sorted((outputs / "book" / "notebooks").glob("*.ipynb"))
+             for block in findings_of_notebook(json.loads(n.read_text())) for f in block["findings"]]
+    assert [row["claim"] for row in rows] == [f["claim"] for f in shown] and rows
+    assert all("holm verdict" in row for row in rows)
+    assert {row["family"] for row in rows} == {"llm", "bandit"}
 
 
 def test_the_book_builds_its_other_base_models_in_processes_of_their_own(built) -> None:
@@ -128,7 +138,7 @@ def test_every_chapter_renders_its_charts_and_math_offline_in_chromium(built) ->
         assert sorted(set(links)) == sorted(with_findings)  # a link per chapter that states findings
         verdicts = page.eval_on_selector_all("table.isobook-findings td[style*='background-color']",
                                              "cells => cells.map(c => c.innerText)")
-        assert verdicts and set(verdicts) <= {"reproduced", "partly", "tie", "not reproduced", "not measured"}
+        assert verdicts and set(verdicts) <= {str(v) for v in Verdict}
         browser.close()
     assert fetched == []
 

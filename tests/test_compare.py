@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from isobook.analysis.bandit import bandit_curves_path, bandit_seed
 from isobook.analysis.findings.statistics import Interval
 from isobook.analysis.findings.verdicts import Finding, Verdict
 from isobook.book.compare import compare_builds, summary
@@ -29,27 +30,40 @@ def built_book(folder: Path, findings: list[Finding]) -> Path:
     return folder
 
 
-def finding(claim: str, verdict: Verdict, estimate: float, half: float) -> Finding:
-    return Finding(claim, "-", verdict, "-", Interval(estimate, estimate - half, estimate + half))
+def finding(claim: str, verdict: Verdict, estimate: float, half: float, family: str = "llm",
+            measured: str = "-") -> Finding:
+    return Finding(claim, measured, verdict, "-", Interval(estimate, estimate - half, estimate + half), family=family)
 
 
 def test_two_builds_compare_by_verdict_and_by_their_deciding_contrasts(tmp_path: Path,
                                                                         capsys: pytest.CaptureFixture) -> None:
     first = built_book(tmp_path / "a", [finding("grows", Verdict.REPRODUCED, 0.05, 0.03),
-                                        finding("peaks", Verdict.TIE, 0.00, 0.02),
-                                        finding("flips", Verdict.REPRODUCED, 0.04, 0.01)])
-    second = built_book(tmp_path / "b", [finding("grows", Verdict.TIE, 0.02, 0.03),  # 0.03 apart < 0.042
-                                         finding("peaks", Verdict.TIE, 0.01, 0.02),
-                                         finding("flips", Verdict.NOT_REPRODUCED, -0.03, 0.01)])  # 0.07 > 0.014
+                                        finding("peaks", Verdict.UNRESOLVED, 0.00, 0.02),
+                                        finding("flips", Verdict.REPRODUCED, 0.04, 0.01),
+                                        finding("bandit grows", Verdict.REPRODUCED, 0.1, 0.01, "bandit", "n* 2, 16"),
+                                        finding("bandit wins", Verdict.REPRODUCED, 0.1, 0.01, "bandit", "n* 2, 2")])
+    second = built_book(tmp_path / "b", [finding("grows", Verdict.UNRESOLVED, 0.02, 0.03),  # 0.03 apart < 0.042
+                                         finding("peaks", Verdict.UNRESOLVED, 0.01, 0.02),
+                                         finding("flips", Verdict.NOT_REPRODUCED, -0.03, 0.01),  # 0.07 > 0.014
+                                         finding("bandit grows", Verdict.REPRODUCED, 0.1, 0.01, "bandit",
+                                                 "n* 2, 16"),  # the same draws: not replicated
+                                         finding("bandit wins", Verdict.UNRESOLVED, 0.1, 0.01, "bandit", "n* 2, 4")])
     comparison = compare_builds(first, second).set_index("claim")
-    assert comparison["agree"].to_dict() == {"grows": False, "peaks": True, "flips": False}
-    assert comparison["consistent"].to_dict() == {"grows": True, "peaks": True, "flips": False}
-    assert comparison["opposite"].to_dict() == {"grows": False, "peaks": False, "flips": True}
-    line = summary(comparison.reset_index())
-    assert line == ("1 of 3 verdicts agree; deciding contrasts consistent on 2 of 3 (67%); "
-                    "1 resolved in opposite directions")
+    assert comparison["agree"].to_dict() == {"grows": False, "peaks": True, "flips": False, "bandit grows": True,
+                                             "bandit wins": False}
+    assert comparison["consistent"].to_dict() == {"grows": True, "peaks": True, "flips": False, "bandit grows": True,
+                                                  "bandit wins": True}
+    assert comparison["opposite"].to_dict() == {"grows": False, "peaks": False, "flips": True, "bandit grows": False,
+                                                "bandit wins": False}
+    assert comparison["replicated"].to_dict() == {"grows": True, "peaks": True, "flips": True, "bandit grows": False,
+                                                  "bandit wins": True}
+    lines = summary(comparison.reset_index())
+    assert lines == ("LLM rows: 1 of 3 verdicts agree; deciding contrasts consistent on 2 of 3 (67%); "
+                     "1 resolved in opposite directions\n"
+                     "bandit rows: 0 of 1 verdicts agree; deciding contrasts consistent on 1 of 1 (100%); "
+                     "0 resolved in opposite directions; 1 not replicated (the same draws in both builds)")
     assert main(["compare", str(first), str(second)]) == 0
-    assert capsys.readouterr().out.strip().endswith(line)
+    assert capsys.readouterr().out.strip().endswith(lines)
 
 
 def test_a_folder_without_a_built_book_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -63,6 +77,9 @@ def test_the_replicate_preset_shifts_every_runs_seed_and_keeps_base_models_and_s
     assert [c.train.seed for c in sweep_configs(replicate)] == [c.train.seed + 100 for c in sweep_configs(default)]
     assert grid_run(replicate, "hard", 8, 4, seed=1).train.seed == 101
     assert replicate.system.seed == default.system.seed and replicate.book.folder == "book-replicate"
+    # The bandits are drawn anew too: their seed and their curves' files follow the shift.
+    assert (bandit_seed(default), bandit_seed(replicate)) == (0, 100)
+    assert bandit_curves_path(replicate, "sharing").name.startswith("sharing-s100-")
 
 
 def test_the_seed_variance_reference_is_chapter_02s_grid_on_two_seeds() -> None:

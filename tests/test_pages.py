@@ -16,7 +16,11 @@ from isobook.book.pages import FindingsTable, findings_of_notebook, landing_tabl
 
 FINDINGS = [Finding("easy: n* grows (Fig. 5)", "n* by budget: 512: 4, 4,096: 4", Verdict.NOT_REPRODUCED,
                     "n within noise: {4} at 512, {4} at 4,096"),
-            Finding("hard: x (Fig. 7)", "a 0.812 vs b 0.800", Verdict.TIE, "a - b: +0.012 [-0.004, +0.031]")]
+            Finding("hard: x (Fig. 7)", "a 0.812 vs b 0.800", Verdict.UNRESOLVED, "a - b: +0.012 [-0.004, +0.031]",
+                    Interval(0.012, -0.004, 0.031), p_value=0.14),
+            Finding("hard: y (Fig. 9)", "a 0.812 vs b 0.770", Verdict.REPRODUCED, "a - b: +0.042 [+0.002, +0.082]",
+                    Interval(0.042, 0.002, 0.082), p_value=0.04),
+            Finding("bandit: z (Fig. 12)", "n* 2 -> 16", Verdict.REPRODUCED, "n within noise", family="bandit")]
 
 
 def test_tables_show_integers_rounded_scores_sets_and_no_index() -> None:
@@ -35,7 +39,10 @@ def test_a_findings_table_colours_its_verdicts_and_carries_its_rows() -> None:
     assert "background-color: #f8d7da" in data["text/html"] and "background-color: #e2e3e5" in data["text/html"]
     assert "Measured at 4,096 rollouts per run" in data["text/html"]
     assert metadata["isobook"]["chapter"] == "02_n_versus_m"
-    assert [row["verdict"] for row in metadata["isobook"]["findings"]] == ["not reproduced", "tie"]
+    assert [row["verdict"] for row in metadata["isobook"]["findings"]] == ["not reproduced", "unresolved", "reproduced",
+                                                                          "reproduced"]
+    assert [row.get("p") for row in metadata["isobook"]["findings"]] == [None, 0.14, 0.04, None]
+    assert [row["family"] for row in metadata["isobook"]["findings"]] == ["llm", "llm", "llm", "bandit"]
     assert "not reproduced" in data["text/plain"]
 
 
@@ -74,17 +81,20 @@ def test_the_landing_page_lists_every_chapters_findings_with_a_link(tmp_path: Pa
     assert FINDINGS_MARKER not in page and page.endswith("After.\n")
     assert page.count('<a href="01_recipe.html"><strong>Recipe validation</strong></a>') == 1
     assert page.count('<a href="02_n_versus_m.html"><strong>n versus M</strong></a>') == 1
-    assert page.count('<tr><td colspan="4"') == 2 and page.count("<tr><td") == 2 + 3  # a row per chapter, per finding
+    assert page.count('<tr><td colspan="5"') == 2 and page.count("<tr><td") == 2 + 7  # a row per chapter, per finding
     assert "(measured at 512 rollouts per run)" in page
-    assert page.count("background-color: #e2e3e5") == 2 and page.count("background-color: #f8d7da") == 1
-    assert "3 findings: 2 tie, 1 not reproduced." in page  # in the order of Verdict
+    assert "7 findings. On the LLM, 5: 2 reproduced, 2 unresolved, 1 not reproduced. On the bandits, 2: 2 reproduced." \
+        in page  # counted apart, in the order of Verdict
+    # Holm over the 4 LLM findings with a test (p = 0.04 twice, 0.14 twice): y's adjusted p is 4 x 0.04.
+    assert "across the 4 LLM findings decided by a test" in page
+    assert "It turns 2 verdicts into unresolved: hard: y (Fig. 9) (reproduced); hard: y" in page
     template.write_text("# no marker\n")
     with pytest.raises(ValueError, match="no <!-- findings --> line"):
         landing_page(template, notebooks)
 
 
 def test_an_empty_landing_table_says_so() -> None:
-    assert "0 findings: none." in landing_table([], {})
+    assert "0 findings. On the LLM, 0: none." in landing_table([], {})
 
 
 def test_score_columns_keep_their_decimals_even_when_whole() -> None:

@@ -1,9 +1,13 @@
-"""The README names only what exists: make targets, isobook commands and flags, and files."""
+"""The README names only what exists (make targets, isobook commands and flags, files), and
+its findings are generated from a built book's findings file."""
 
+import json
 import re
 from pathlib import Path
 
-from isobook.cli import COMMANDS
+from isobook.analysis.findings.multiplicity import controlled
+from isobook.book.readme import END, START, block, render
+from isobook.cli import COMMANDS, main
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -38,3 +42,40 @@ def test_every_file_it_names_is_in_the_checkout() -> None:
     named |= set(re.findall(r"`([\w-]+\.(?:yml|yaml|toml|md))`", README))
     missing = sorted(path for path in named if not path.startswith(MADE) and not (ROOT / path).exists())
     assert len(named) > 10 and missing == []
+
+
+def test_its_findings_are_the_findings_file_rendered() -> None:
+    """The README's findings block is `isobook readme`'s rendering of book/findings.json (the
+    default book and its replicate as last built): no number in it is copied by hand."""
+    findings = json.loads((ROOT / "book" / "findings.json").read_text())
+    assert block(README) == render(findings)
+    headlines = [row for row in findings["book"] if row.get("headline")]
+    assert headlines and all(row["claim"].replace("*", "\\*") in README for row in headlines)
+
+
+def test_isobook_readme_writes_the_block_and_the_findings_file(tmp_path: Path) -> None:
+    rows = [{"chapter": "02_n_versus_m", "scale": "4,096 rollouts per run", "claim": "easy: n* grows (Fig. 5)",
+             "measured": "n = 32 minus n = 4: -0.075", "verdict": "reproduced", "uncertainty": "-", "family": "llm",
+             "deciding": [0.1, 0.02, 0.18], "p": 0.03, "headline": True},
+            {"chapter": "02_n_versus_m", "scale": "4,096 rollouts per run", "claim": "hard: x", "measured": "-",
+             "verdict": "unresolved", "uncertainty": "-", "family": "llm", "deciding": [0.0, -0.1, 0.1], "p": 0.9},
+            {"chapter": "04_interference", "scale": "-", "claim": "bandit: n* grows", "measured": "2 -> 16",
+             "verdict": "reproduced", "uncertainty": "-", "family": "bandit"}]
+    book = tmp_path / "outputs" / "book"
+    book.mkdir(parents=True)
+    (book / "findings.json").write_text(json.dumps(controlled(rows)))
+    (tmp_path / "book").mkdir()
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\n{START}\nold\n{END}\n\nAfter.\n")
+    assert main(["readme", str(book), "--readme", str(readme)]) == 0
+    text = readme.read_text()
+    assert text.endswith(f"{END}\n\nAfter.\n") and "old" not in text
+    written = json.loads((tmp_path / "book" / "findings.json").read_text())
+    assert block(text) == render(written) and written["replicate"] is None
+    assert "has 3 findings. On the LLM, 2: 1 reproduced, 1 unresolved. On the bandits, 1: 1 reproduced." in text
+    # Holm over p = 0.03 and 0.9: 0.06, so the one reproduced verdict turns unresolved.
+    assert "turns 1 into unresolved" in text
+    assert "| easy: n\\* grows (Fig. 5) | 02 | n = 32 minus n = 4: -0.075 | **reproduced** | unresolved | " \
+           "+0.100 [+0.020, +0.180] |" in text
+    readme.write_text("# no block\n")
+    assert main(["readme", str(book), "--readme", str(readme)]) == 2

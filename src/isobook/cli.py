@@ -7,6 +7,7 @@
     isobook book --params params/smoke.yaml                 # execute the chapters, build the HTML book
     isobook config --params params/smoke.yaml train.set=hard   # the resolved config, every field explained
     isobook compare outputs/book outputs/book-replicate    # two builds' findings, row by row
+    isobook readme outputs/book --replicate outputs/book-replicate   # the README's findings from the builds
 
 Any ``section.field=value`` after the command overrides the params file. Input the user can
 fix (a bad params file or override, a set or run folder that cannot be read) ends in one
@@ -37,6 +38,7 @@ COMMANDS = {
     "book": "execute every chapter with papermill and build the HTML book",
     "config": "print the resolved config: every field, its value, help and allowed values",
     "compare": "two built books, finding by finding: verdicts and deciding contrasts within their intervals",
+    "readme": "the README's findings block and book/findings.json, from a built book (and its replicate)",
 }
 
 
@@ -57,12 +59,24 @@ def main(argv: list[str] | None = None) -> int:
         if name == "compare":
             command.add_argument("books", nargs=2, type=Path, help="two built book folders (outputs/book)")
             continue
+        if name == "readme":
+            command.add_argument("book", type=Path, help="the built default book (outputs/book)")
+            command.add_argument("--replicate", type=Path, help="its replicate (outputs/book-replicate)")
+            command.add_argument("--readme", type=Path, default=Path("README.md"), help="the README to write")
+            continue
         command.add_argument("--params", help="YAML params file (e.g. params/cpu.yaml)")
         command.add_argument("overrides", nargs="*", help="section.field=value overrides")
     args = parser.parse_args(argv)
     try:
         if args.command == "compare":
             return _compare(*args.books)
+        if args.command == "readme":
+            from isobook.book.readme import snapshot, write
+
+            write(args.readme, snapshot(args.book, args.replicate))
+            print(f"{args.readme}: findings block written from {args.book}"
+                  + (f" and {args.replicate}" if args.replicate else ""))
+            return 0
         return _run(args.command, args.params, args.overrides)
     except (ConfigError, StoreError) as error:
         print(f"isobook: {error}", file=sys.stderr)

@@ -370,9 +370,16 @@ def _setup(settings: BanditConfig, batch_problems: int, features: int | None) ->
                        batch_problems=batch_problems, lr=settings.lr, seeds=settings.seeds, features=features)
 
 
+def bandit_seed(config: Config) -> int:
+    """The seed of a book's bandit draws: ``system.seed`` shifted by ``sweep.seed_shift``,
+    so a replicate (`params/replicate.yaml`) draws its bandits anew as it trains its runs anew."""
+    return config.system.seed + config.sweep.seed_shift
+
+
 def bandit_curves_path(config: Config, kind: str) -> Path:
     """The bandit curves of one `kind` (e.g. ``sharing``) under the ``bandit``
-    settings, ``system.seed`` and the bandit code's `CURVES_VERSION`."""
-    digest = fingerprint(kind, config.bandit, config.system.seed, CURVES_VERSION)
-    return Path(config.system.outputs) / "bandits" / f"{kind}-s{config.system.seed}-{digest}.parquet"
+    settings, `bandit_seed` and the bandit code's `CURVES_VERSION`."""
+    seed = bandit_seed(config)
+    digest = fingerprint(kind, config.bandit, seed, CURVES_VERSION)
+    return Path(config.system.outputs) / "bandits" / f"{kind}-s{seed}-{digest}.parquet"
 

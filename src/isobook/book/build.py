@@ -37,6 +37,7 @@ import yaml
 from tqdm import tqdm
 from traitlets.config import Config as KernelConfig
 
+from isobook.book.findings_file import write_findings
 from isobook.book.kernel import ROOT
 from isobook.book.pages import findings_of_notebook, landing_table
 from isobook.config import Config, ConfigError, load_config
@@ -369,6 +370,7 @@ def build_book(params: str, overrides: list[str], root: Path = ROOT) -> Path:
         sphinx = book_config.setdefault("sphinx", {}).setdefault("config", {})
         sphinx.update({"html_extra_path": ["_extra"], "mathjax_path": "../mathjax/tex-mml-chtml.js"})
     (source / "_config.yml").write_text(yaml.safe_dump(book_config, sort_keys=False))
+    write_findings(book, notebooks)
     (source / "book" / "index.md").write_text(landing_page(root / "book" / "index.md", notebooks))
     for chapter, notebook in zip(chapters(root), notebooks):
         add_run_box(notebook, Path(f"{chapter}.py"), parameters[Path(chapter).name], config.sweep.budget, root)

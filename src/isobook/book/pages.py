@@ -22,15 +22,17 @@ import pandas as pd
 from IPython.display import Markdown
 from pandas.io.formats.style import Styler
 
-from isobook.analysis.findings.statistics import SeedVariance
-from isobook.analysis.findings.verdicts import Finding, Verdict
+from isobook.analysis.findings.multiplicity import METHOD, changed, controlled
+from isobook.analysis.findings.seed_variance import SPREAD, SeedVariance
+from isobook.analysis.findings.verdicts import BANDIT, LLM, SCORE_MARGIN, SHARE_MARGIN, Finding, Verdict
 from isobook.config import Config
 
-# Background and text colour of each verdict (green, amber, grey, red, light grey).
+# Background and text colour of each verdict (green, amber, blue, grey, red, light grey).
 VERDICT_COLOURS = {
     Verdict.REPRODUCED: ("#d4edda", "#155724"),
     Verdict.PARTLY: ("#fff3cd", "#856404"),
-    Verdict.TIE: ("#e2e3e5", "#383d41"),
+    Verdict.EQUIVALENT: ("#d1ecf1", "#0c5460"),
+    Verdict.UNRESOLVED: ("#e2e3e5", "#383d41"),
     Verdict.NOT_REPRODUCED: ("#f8d7da", "#721c24"),
     Verdict.NOT_MEASURED: ("#f3f3f3", "#6c757d"),
 }
@@ -103,13 +105,18 @@ def scale(config: Config, budget: int | None = None) -> str:
 def design_note(seeds_used: str, resolvable: float, seeds: SeedVariance | None) -> Markdown:
     """What a chapter's design can resolve, in a sentence above its findings: the seeds it
     trained, the smallest difference of two candidates its intervals resolve (half-width of
-    a 95% interval), and the seed variance they hold."""
-    variance = f"The intervals hold {seeds}." if seeds is not None else \
-        "No seed variance was measured (no design with two seeds finished): every interval holds evaluation noise only."
+    a 95% interval), the seed variance they hold, and what equivalent and unresolved mean."""
+    variance = (f"Each interval holds its contrast's own seed variance moderated by the {seeds}, the pool given "
+                f"no more weight than keeps a contrast {SPREAD:g} times as variable as it covered."
+                if seeds is not None else "No seed variance was measured (no design with two seeds finished): "
+                "every interval holds evaluation noise only.")
     resolved = f"a difference of two candidates is resolved from about {resolvable:.3f}" if resolvable == resolvable \
         else "no two candidates finished"
-    return Markdown(f"**Design.** {seeds_used[:1].upper()}{seeds_used[1:]}; {resolved} (the half-width of its 95% interval). {variance} "
-                    "A tie means the difference is smaller than that, not that there is none.")
+    return Markdown(f"**Design.** {seeds_used[:1].upper()}{seeds_used[1:]}; {resolved} (the half-width of its 95% "
+                    f"interval). {variance} *Equivalent*: the interval lies within ±{SCORE_MARGIN:g} of zero "
+                    f"(±{SHARE_MARGIN:g} for shares of problems), so whatever the difference is, it is smaller than "
+                    "that; *unresolved*: the interval holds zero and reaches past that margin, so a difference as "
+                    "large as its half-width may be there.")
 
 
 def verdict_style(verdict: str) -> str:
@@ -158,22 +165,52 @@ def findings_of_notebook(notebook: dict[str, Any]) -> list[dict[str, Any]]:
 
 def landing_table(blocks: Sequence[dict[str, Any]], titles: dict[str, str]) -> str:
     """The landing page's HTML table: every finding of every chapter under a row naming
-    the chapter (a link) and the scale it measured at, verdicts coloured, then a tally.
+    the chapter (a link) and the scale it measured at, verdicts coloured, each LLM
+    finding's verdict under Holm's control beside it (`multiplicity.controlled`); then the
+    tallies, LLM and bandit rows apart, and the verdicts Holm's procedure changes.
     `titles`: chapter file name (no suffix) -> its title."""
     cell = f'style="{CELL_PADDING}"'
     rows = []
+    every = iter(controlled([finding for block in blocks for finding in block["findings"]]))
+    measured = []
     for block in blocks:
         chapter = block["chapter"]
-        rows.append(f'<tr><td colspan="4" {cell}><a href="{chapter}.html"><strong>'
+        rows.append(f'<tr><td colspan="5" {cell}><a href="{chapter}.html"><strong>'
                     f"{html.escape(titles.get(chapter, chapter))}</strong></a> <small>(measured at "
                     f"{html.escape(block['scale'])})</small></td></tr>")
-        rows.extend(f"<tr><td {cell}>{html.escape(finding['claim'])}</td><td {cell}>{html.escape(finding['measured'])}"
-                    f'</td><td style="{CELL_PADDING}; {verdict_style(finding["verdict"])}">'
-                    f"{html.escape(finding['verdict'])}</td><td {cell}><small>{html.escape(finding['uncertainty'])}"
-                    "</small></td></tr>" for finding in block["findings"])
-    counts = pd.Series([f["verdict"] for b in blocks for f in b["findings"]]).value_counts()
-    tally = ", ".join(f"{counts[v]} {v}" for v in Verdict if v in counts)
-    return (f'<table class="isobook-findings" style="font-size: 0.9em">\n<thead><tr><th {cell}>the paper\'s claim</th>'
-            f"<th {cell}>our numbers</th><th {cell}>verdict</th><th {cell}>what decided it (95% intervals)</th>"
-            "</tr></thead>\n<tbody>\n" + "\n".join(rows)
-            + f"\n</tbody>\n</table>\n\n{int(counts.sum())} findings: {tally or 'none'}.\n")
+        for finding in block["findings"]:
+            under = next(every)
+            measured.append(under)
+            shown = under["holm verdict"] if under["holm p"] is not None else "-"
+            style = verdict_style(shown) if shown != "-" else ""
+            rows.append(f"<tr><td {cell}>{html.escape(finding['claim'])}</td><td {cell}>"
+                        f"{html.escape(finding['measured'])}</td><td style=\"{CELL_PADDING}; "
+                        f"{verdict_style(finding['verdict'])}\">{html.escape(finding['verdict'])}</td>"
+                        f"<td style=\"{CELL_PADDING}; {style}\">{html.escape(shown)}</td>"
+                        f"<td {cell}><small>{html.escape(finding['uncertainty'])}</small></td></tr>")
+    return (f'<table class="isobook-findings" style="font-size: 0.9em">\n<thead><tr><th {cell}>the paper\'s claim'
+            f"</th><th {cell}>our numbers</th><th {cell}>verdict</th><th {cell}>under Holm</th><th {cell}>what "
+            "decided it (95% intervals)</th></tr></thead>\n<tbody>\n" + "\n".join(rows)
+            + "\n</tbody>\n</table>\n\n" + tally_text(measured) + "\n")
+
+
+def tally(rows: Sequence[dict[str, Any]], column: str = "verdict") -> str:
+    """``3 reproduced, 2 equivalent, ...`` of `rows` by `column`, in the verdicts' order."""
+    counts = pd.Series([row[column] for row in rows], dtype=object).value_counts()
+    return ", ".join(f"{counts[v]} {v}" for v in Verdict if v in counts) or "none"
+
+
+def tally_text(rows: Sequence[dict[str, Any]]) -> str:
+    """The findings counted, LLM and bandit rows apart, and what Holm's procedure changes
+    (`rows`: `multiplicity.controlled` rows of a whole build)."""
+    llm = [row for row in rows if row.get("family", LLM) == LLM]
+    bandit = [row for row in rows if row.get("family", LLM) == BANDIT]
+    tested = [row for row in llm if row["holm p"] is not None]
+    moved = changed(rows)
+    listed = "; ".join(f"{row['claim']} ({row['verdict']})" for row in moved)
+    return (f"{len(rows)} findings. On the LLM, {len(llm)}: {tally(llm)}. On the bandits, {len(bandit)}: "
+            f"{tally(bandit)}. Each verdict stands on its own 95% interval; across the {len(tested)} LLM findings "
+            f"decided by a test, {METHOD.capitalize()}'s procedure keeps the chance of any wrongly resolved verdict "
+            f"at 5%, and under it the LLM findings read: {tally(tested, 'holm verdict')}"
+            + (f". It turns {len(moved)} verdict{'s' if len(moved) != 1 else ''} into unresolved: {listed}."
+               if moved else ". It changes no verdict."))
