@@ -10,7 +10,8 @@ Everything lands in ``<outputs>/sets/<sets-id>/`` (a folder named from the confi
   with pass@16 > 0, the stability correlation, the seconds each stage took, and, where the
   pool mixes the chain task's dialects (``task.chain.conflict`` > 0), each set's problems per dialect;
   where the task has misconceptions (``task.chain.misconceptions`` > 0), each set's problems
-  per misconceived step kind, and the hard set's greedy pass rate and pass@k profile.
+  per misconceived step kind. (How hard a set is, from samples that did not choose it:
+  `sets.fresh`.)
 
 Finished folders are reused as they are; an interrupted build resumes from the chunks in
 ``<sets-id>.partial/``.
@@ -21,7 +22,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ from isobook.model.pretrain import build_threads, earlier_checkpoint_path, ensur
 from isobook.model.tokenizer import load_tokenizer
 from isobook.rollout import RolloutEngine, inference_engine
 from isobook.sets.difficulty import profile_problems
-from isobook.sets.rules import ProblemSet, build_sets, composition, histogram, in_bin, misconception_report
+from isobook.sets.rules import ProblemSet, build_sets, composition, histogram, misconception_report
 from isobook.store.atomic import StoreError, atomic_folder, read_stored
 from isobook.store.names import POOL_SEED_OFFSET, sets_built, sets_folder
 from isobook.store.runs import settled_status
@@ -109,10 +110,6 @@ def _build_sets(config: Config, folder: Path) -> SetsResult:
     began = time.perf_counter()
     _xhard(config, engine, task, pool, profile, work)
     seconds["xhard"] = time.perf_counter() - began
-    if "misconceived" in profile:
-        began = time.perf_counter()
-        _greedy_hard(config, engine, task, pool, profile, work)
-        seconds["greedy"] = time.perf_counter() - began
     # The final model's engine is done: xhard runs before the stability check because vLLM
     # keeps one engine per process, and the earlier checkpoint's engine closes this one.
     del engine
@@ -220,20 +217,6 @@ def _xhard(config: Config, engine: RolloutEngine, task: Task, pool: list[Problem
     profile["xhard_samples"] = s.xhard_samples
 
 
-def _greedy_hard(config: Config, engine: RolloutEngine, task: Task, pool: list[Problem], profile: pd.DataFrame,
-                 work: Path) -> None:
-    """One greedy answer (temperature 0) for every problem in the hard band, in
-    ``greedy_correct`` (0 or 1; NA elsewhere): whether the base model's likeliest answer is right."""
-    band = in_bin(profile["correct"], profile["samples"], *config.sets.hard)
-    members = np.flatnonzero(band.to_numpy())
-    column = pd.array([pd.NA] * len(pool), dtype="Int64")
-    if len(members):
-        counts = profile_problems(engine, task, [pool[i] for i in members], 1, replace(config.sampling, temperature=0.0),
-                                  config.system.seed + 2, work / "greedy", desc="greedy hard", block=len(members))
-        column[members] = counts["correct"].to_numpy()
-    profile["greedy_correct"] = column
-
-
 def _dataset_dict(problem_set: ProblemSet) -> datasets.DatasetDict:
     """The set as train/validation `datasets`, with fixed fingerprints so bytes are reproducible.
 
@@ -254,8 +237,6 @@ def _summary(config: Config, model_path: Path, parameters: int, profile: pd.Data
     rollouts = int(profile["samples"].sum()) + stability["problems"] * config.sets.samples
     if "xhard_correct" in profile:
         rollouts += int(profile["xhard_correct"].notna().sum()) * (config.sets.xhard_samples - config.sets.samples)
-    if "greedy_correct" in profile:
-        rollouts += int(profile["greedy_correct"].notna().sum())
     return {
         "base_model": str(model_path),
         "parameters": parameters,
@@ -269,7 +250,7 @@ def _summary(config: Config, model_path: Path, parameters: int, profile: pd.Data
         "mean_completion_tokens": round(float(profile["tokens"].mean()), 2),
         "stability": stability,
         **({"dialects": {name: composition(s) for name, s in sets.items()}} if "dialect" in profile else {}),
-        **({"misconceptions": misconception_report(sets, config.sets.samples)} if "misconceived" in profile else {}),
+        **({"misconceptions": misconception_report(sets)} if "misconceived" in profile else {}),
         "rollouts": rollouts,
         "seconds": {k: round(v, 1) for k, v in seconds.items()},
     }

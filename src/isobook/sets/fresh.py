@@ -29,8 +29,8 @@ from isobook.store.atomic import cached_parquet, read_stored
 from isobook.store.names import sets_folder
 from isobook.tasks import Problem, make_task
 
-GREEDY_SEED_OFFSET = 2  # as the sets' greedy pass over the hard band (sets.build)
-FRESH_SEED_OFFSET = 3  # after the profile (0), xhard (1) and greedy (2) draws
+GREEDY_SEED_OFFSET = 2  # after the profile (0) and xhard (1) draws (temperature 0 draws nothing)
+FRESH_SEED_OFFSET = 3
 
 
 def greedy_pass(config: Config) -> pd.Series:

@@ -18,7 +18,6 @@ import numpy as np
 import pandas as pd
 
 from isobook.config import BINNED_SETS, SetsConfig
-from isobook.tasks.metrics import best_at_k
 
 # Exact comparison of c/n with a decimal bound: 0.0625 * 16 is exactly 1, 0.3 * 16 is 4.8.
 _TOLERANCE = 1e-9
@@ -111,18 +110,9 @@ def misconception_counts(problem_set: ProblemSet) -> dict[str, int]:
     return {**{str(kind): int(count) for kind, count in counts.items()}, "none": int((held.map(len) == 0).sum())}
 
 
-def misconception_report(sets: dict[str, ProblemSet], samples: int) -> dict[str, Any]:
-    """Problems per misconceived kind in every set (`misconception_counts`); the hard set's
-    greedy pass rate (its ``greedy_correct`` column) and its pass@k, unbiased from the
-    profile's `samples`, at k = 1, 2, 4, ... up to `samples`."""
-    hard = pd.concat([sets["hard"].train, sets["hard"].validation])
-    ks = [1 << i for i in range(samples.bit_length())]
-    return {
-        "sets": {name: misconception_counts(s) for name, s in sets.items()},
-        "hard_greedy_pass": round(float(hard["greedy_correct"].astype(float).mean()), 4) if len(hard) else None,
-        "hard_pass_at_k": {str(k): round(float(best_at_k(hard["correct"], samples, k).mean()), 4) for k in ks}
-        if len(hard) else {},
-    }
+def misconception_report(sets: dict[str, ProblemSet]) -> dict[str, Any]:
+    """Problems per misconceived kind in every set (`misconception_counts`)."""
+    return {"sets": {name: misconception_counts(s) for name, s in sets.items()}}
 
 
 def composition(problem_set: ProblemSet, column: str = "dialect") -> dict[str, int]:
