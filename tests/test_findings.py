@@ -644,6 +644,7 @@ def test_combining_the_parts_of_a_claim() -> None:
     # Every part needed: the largest p (intersection-union); any one part: the smallest, times the parts.
     assert combine([r, Decision(Verdict.REPRODUCED, 0.04)]).p_value == 0.04
     assert combine([r, u]).p_value == pytest.approx(0.02)
+    assert combine([e, u]).p_value == 0.4  # unresolved: never before a resolved finding under Holm
     assert combine([r, n]).p_value == pytest.approx(0.006)
     assert combine([Decision(Verdict.REPRODUCED)]).p_value is None  # an order of optima: no test
 

@@ -5,8 +5,9 @@ seeds), the design every chapter shares, and pooled with a chapter's own multi-s
     from isobook.book.seeds import book_seed_variance
     seeds = book_seed_variance(config, avg)          # trains chapter 02's grid if not stored
 
-A one-seed contrast borrows it; a multi-seed one uses it as the pooled ratio. The runs are
-those of chapter 02, whichever chapter asks first, so every chapter reads one value.
+A one-seed contrast borrows it; a multi-seed one moderates its own seed variance by it
+(`analysis.findings.seed_variance`). The runs are those of chapter 02, whichever chapter
+asks first, so every chapter reads one value.
 """
 
 from __future__ import annotations

@@ -503,8 +503,9 @@ def wins_on_most(contrasts: dict[str, Contrast | None], claim: str, names: tuple
     more than half the sets; not reproduced when it loses beyond noise on as many sets as
     it wins (at least one); equivalent when every set is; unresolved when it neither wins
     nor loses anywhere; partly when it wins on some, loses on fewer, and falls short of a
-    majority. The p-value: of the majority's weakest win (reproduced; every win needed),
-    else the smallest of the sets that make the verdict, times the number of sets."""
+    majority. The p-value: of the majority's weakest win (reproduced; every win needed);
+    the smallest of the sets that make it, times the number of sets (not reproduced,
+    partly); the largest of the sets' (equivalent, unresolved)."""
     contrasts = {name: c for name, c in contrasts.items() if c is not None and c.seeds}
     if not contrasts:
         return not_measured(claim, "needs both policies scored on the validation sets")
@@ -520,7 +521,7 @@ def wins_on_most(contrasts: dict[str, Contrast | None], claim: str, names: tuple
     elif all(d.verdict == Verdict.EQUIVALENT for d in decisions):
         decision = Decision(Verdict.EQUIVALENT, max(d.p_value for d in decisions))
     elif not wins:
-        decision = Decision(Verdict.UNRESOLVED, min(1.0, sets * min(d.p_value for d in decisions)))
+        decision = Decision(Verdict.UNRESOLVED, max(d.p_value for d in decisions))
     else:
         decision = Decision(Verdict.PARTLY, min(1.0, sets * wins[0]))
     measured = (f"{metric}, {names[0]} - {names[1]}: "

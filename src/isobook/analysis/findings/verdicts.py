@@ -154,8 +154,10 @@ def no_gain(interval: Interval, margin: float = SCORE_MARGIN) -> Decision:
 def combine(parts: Sequence[Decision]) -> Decision:
     """One decision from those of a claim's parts. Reproduced (or equivalent) needs every
     part, so its p-value is the largest of theirs (an intersection-union test); not
-    reproduced, partly and unresolved need any one part, so theirs is the smallest of the
-    parts that make it, times the number of parts (Bonferroni)."""
+    reproduced and partly need any one part, so theirs is the smallest of the parts that
+    make it, times the number of parts (Bonferroni). Unresolved takes the largest (above
+    5%: some part is unresolved), so that it never ranks before a resolved finding under
+    Holm's procedure."""
     parts = list(parts)
     verdicts = [p.verdict for p in parts]
     if not parts or Verdict.NOT_MEASURED in verdicts:
@@ -177,7 +179,7 @@ def combine(parts: Sequence[Decision]) -> Decision:
         return Decision(Verdict.PARTLY, any_of({Verdict.REPRODUCED, Verdict.PARTLY}))
     if all(v == Verdict.EQUIVALENT for v in verdicts):
         return Decision(Verdict.EQUIVALENT, all_of())
-    return Decision(Verdict.UNRESOLVED, any_of(set(Verdict)))
+    return Decision(Verdict.UNRESOLVED, all_of())
 
 
 def order(lower: Sequence[float], upper: Sequence[float]) -> Decision:
