@@ -107,7 +107,8 @@ def design_note(seeds_used: str, resolvable: float, seeds: SeedVariance | None) 
     trained, the smallest difference of two candidates its intervals resolve (half-width of
     a 95% interval), the seed variance they hold, and what equivalent and unresolved mean."""
     variance = (f"Each interval holds its contrast's own seed variance moderated by the {seeds}, the pool given "
-                f"no more weight than keeps a contrast {SPREAD:g} times as variable as it covered."
+                f"no more weight than keeps a contrast {SPREAD:g} times as variable as it covered (a one-seed "
+                "contrast borrows the pool alone, on those few degrees of freedom)."
                 if seeds is not None else "No seed variance was measured (no design with two seeds finished): "
                 "every interval holds evaluation noise only.")
     resolved = f"a difference of two candidates is resolved from about {resolvable:.3f}" if resolvable == resolvable \
