@@ -88,6 +88,9 @@ def test_the_landing_page_lists_every_chapters_findings_with_a_link(tmp_path: Pa
     # Holm over the 4 LLM findings with a test (p = 0.04 twice, 0.14 twice): y's adjusted p is 4 x 0.04.
     assert "across the 4 LLM findings decided by a test" in page
     assert "It turns 2 verdicts into unresolved: hard: y (Fig. 9) (reproduced); hard: y" in page
+    # The Holm column: "-" without a test, "holds" where the verdict stands, the new verdict where it changes.
+    cells = [row.split("</td>")[3] for row in page.split("<tr><td")[1:] if row.count("</td>") >= 5]
+    assert [cell.rsplit(">", 1)[1] for cell in cells] == ["holds", "unresolved", "-", "-", "holds", "unresolved", "-"]
     template.write_text("# no marker\n")
     with pytest.raises(ValueError, match="no <!-- findings --> line"):
         landing_page(template, notebooks)

@@ -167,7 +167,7 @@ def findings_of_notebook(notebook: dict[str, Any]) -> list[dict[str, Any]]:
 def landing_table(blocks: Sequence[dict[str, Any]], titles: dict[str, str]) -> str:
     """The landing page's HTML table: every finding of every chapter under a row naming
     the chapter (a link) and the scale it measured at, verdicts coloured, each LLM
-    finding's verdict under Holm's control beside it (`multiplicity.controlled`); then the
+    finding's verdict under Holm's control beside it (`holm_cell`); then the
     tallies, LLM and bandit rows apart, and the verdicts Holm's procedure changes.
     `titles`: chapter file name (no suffix) -> its title."""
     cell = f'style="{CELL_PADDING}"'
@@ -182,8 +182,8 @@ def landing_table(blocks: Sequence[dict[str, Any]], titles: dict[str, str]) -> s
         for finding in block["findings"]:
             under = next(every)
             measured.append(under)
-            shown = under["holm verdict"] if under["holm p"] is not None else "-"
-            style = verdict_style(shown) if shown != "-" else ""
+            shown = holm_cell(under)
+            style = verdict_style(shown) if shown in set(Verdict) else ""
             rows.append(f"<tr><td {cell}>{html.escape(finding['claim'])}</td><td {cell}>"
                         f"{html.escape(finding['measured'])}</td><td style=\"{CELL_PADDING}; "
                         f"{verdict_style(finding['verdict'])}\">{html.escape(finding['verdict'])}</td>"
@@ -193,6 +193,14 @@ def landing_table(blocks: Sequence[dict[str, Any]], titles: dict[str, str]) -> s
             f"</th><th {cell}>our numbers</th><th {cell}>verdict</th><th {cell}>under Holm</th><th {cell}>what "
             "decided it (95% intervals)</th></tr></thead>\n<tbody>\n" + "\n".join(rows)
             + "\n</tbody>\n</table>\n\n" + tally_text(measured) + "\n")
+
+
+def holm_cell(row: dict[str, Any]) -> str:
+    """What Holm's procedure makes of a `multiplicity.controlled` row: ``-`` (no test),
+    ``holds`` (the same verdict) or the verdict it turns into."""
+    if row.get("holm p") is None:
+        return "-"
+    return "holds" if row["holm verdict"] == row["verdict"] else row["holm verdict"]
 
 
 def tally(rows: Sequence[dict[str, Any]], column: str = "verdict") -> str:

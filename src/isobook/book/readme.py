@@ -20,7 +20,7 @@ from isobook.analysis.findings.verdicts import BANDIT, LLM
 from isobook.book.compare import compare_findings, summary
 from isobook.book.findings_file import read_findings
 from isobook.book.kernel import ROOT
-from isobook.book.pages import tally
+from isobook.book.pages import holm_cell, tally
 from isobook.store.errors import StoreError
 
 START = "<!-- findings: written by `isobook readme` from book/findings.json; do not edit by hand -->"
@@ -61,9 +61,8 @@ def render(findings: dict[str, Any]) -> str:
              "| --- | --- | --- | --- | --- | --- |"]
     for row in rows:
         if row.get("headline"):
-            under = row["holm verdict"] if row.get("holm p") is not None else "-"
             lines.append(f"| {_cell(row['claim'])} | {row['chapter'][:2]} | {_cell(row['measured'])} | "
-                         f"**{row['verdict']}** | {under} | {_interval(row)} |")
+                         f"**{row['verdict']}** | {holm_cell(row)} | {_interval(row)} |")
     if findings.get("replicate"):
         comparison = compare_findings(rows, findings["replicate"])
         lines += ["", "Rebuilt as an independent replicate (`params/replicate.yaml`: every training seed and the "
