@@ -28,6 +28,7 @@ from isobook.analysis.findings.claims import (
     gains_nothing,
     greater,
     large_n_advantage,
+    matters_little,
     n_star_grows,
     optima_by_budget,
     optimum_above,
@@ -402,8 +403,8 @@ def grid(shifts: dict[tuple[int, int], float]) -> pd.DataFrame:
 def test_spread_over_n_against_spread_over_bp() -> None:
     claim = "B_p matters less than n"
     # By hand: ranges over B_p at n = 4 and 8 are 0.02 and 0.01; over n at B_p = 8 and 16, 0.10 and 0.09.
-    exact = pd.DataFrame({(8, 4): [0.50] * 10, (16, 4): [0.52] * 10, (8, 8): [0.60] * 10, (16, 8): [0.61] * 10},
-                         index=pd.MultiIndex.from_product([[0], range(10)], names=["seed", "id"]))
+    exact = pd.DataFrame({(8, 4): [0.50] * 20, (16, 4): [0.52] * 20, (8, 8): [0.60] * 20, (16, 8): [0.61] * 20},
+                         index=pd.MultiIndex.from_product([[0, 1], range(10)], names=["seed", "id"]))
     exact.columns = pd.MultiIndex.from_tuples(exact.columns, names=["batch_problems", "n"])
     by_hand = spread_comparison(exact, claim, METRIC, SEEDS)
     assert "moves 0.015 when only B_p changes (2 pairs) vs 0.095 when only n changes (2 pairs)" in by_hand.measured
@@ -414,7 +415,8 @@ def test_spread_over_n_against_spread_over_bp() -> None:
     reversal = spread_comparison(grid({(8, 4): 0.2, (8, 16): 0.2, (16, 4): 0.0, (16, 16): 0.0}), claim, METRIC, SEEDS)
     assert reversal.verdict == Verdict.NOT_REPRODUCED
     level = spread_comparison(grid({(8, 4): 0.0, (8, 16): 0.0, (16, 4): 0.0, (16, 16): 0.0}), claim, METRIC, SEEDS)
-    assert level.verdict == Verdict.EQUIVALENT  # identical runs: the difference is measured within the margin
+    # Identical one-seed runs: no evaluation variance to scale the pooled seed variance by, so nothing is known.
+    assert level.verdict == Verdict.UNRESOLVED and not np.isfinite(level.deciding.half_width)
     missing = spread_comparison(grid({(8, 4): 0.0, (8, 16): 0.1}), claim, METRIC, SEEDS)
     assert missing.verdict == Verdict.NOT_MEASURED
     assert spread_comparison(pd.DataFrame(), claim, METRIC, SEEDS).verdict == Verdict.NOT_MEASURED
@@ -423,6 +425,21 @@ def test_spread_over_n_against_spread_over_bp() -> None:
     # Unequal groups: four n at one B_p, two B_p at one n, all equal but for noise: pairs keep it a tie.
     uneven = grid({(8, 4): 0.0, (8, 8): 0.0, (8, 16): 0.0, (8, 32): 0.0, (16, 8): 0.0})
     assert spread_comparison(uneven, claim, METRIC, SEEDS).verdict == Verdict.UNRESOLVED
+
+
+def test_b_p_matters_little_is_an_equivalence_that_a_large_change_leaves_unresolved() -> None:
+    claim = "at fixed n, B_p matters little"
+    # By hand, two seeds that agree exactly: B_p moves the score 0.02 at n = 4 and 0.01 at n = 8.
+    exact = pd.DataFrame({(8, 4): [0.50] * 20, (16, 4): [0.52] * 20, (8, 8): [0.60] * 20, (16, 8): [0.61] * 20},
+                         index=pd.MultiIndex.from_product([[0, 1], range(10)], names=["seed", "id"]))
+    exact.columns = pd.MultiIndex.from_tuples(exact.columns, names=["batch_problems", "n"])
+    little = matters_little(exact, claim, METRIC, SEEDS)
+    assert little.verdict == Verdict.REPRODUCED and little.deciding.estimate == pytest.approx(0.015)
+    assert "moves 0.015 on average when only B_p changes (2 pairs)" in little.measured
+    # B_p moves it 0.3: the mean |change| is biased upwards by noise, so beyond the margin is no refutation.
+    large = matters_little(grid({(8, 4): 0.0, (16, 4): 0.3, (8, 16): 0.0, (16, 16): 0.3}), claim, METRIC, SEEDS)
+    assert large.verdict == Verdict.UNRESOLVED and large.deciding.low > 0.03
+    assert matters_little(grid({(8, 4): 0.0, (8, 16): 0.1}), claim, METRIC, SEEDS).verdict == Verdict.NOT_MEASURED
 
 
 def logged(values: dict[str, np.ndarray]) -> pd.DataFrame:
@@ -503,7 +520,7 @@ def test_pass_rates_pile_up_at_zero_and_one_for_small_n() -> None:
     assert "4,096 rollouts, validation problems; none of 8 right: 40% (n = 4) vs 0% (n = 32)" in clear.measured
     assert clear.deciding.estimate == pytest.approx(0.4) and "1 seed x 100 problems" in clear.uncertainty
     assert piles_up(measured(even, piled), 4, 32, claim, SEEDS).verdict == Verdict.NOT_REPRODUCED
-    assert piles_up(measured(even, even), 4, 32, claim, SEEDS).verdict == Verdict.EQUIVALENT  # 0.0 [-0.04, +0.04]
+    assert piles_up(measured(even, even), 4, 32, claim, SEEDS).verdict == Verdict.UNRESOLVED  # no variance to scale
     assert piles_up(measured(train_pass([0] * 40 + [4] * 60), even), 4, 32, claim, SEEDS).verdict == Verdict.PARTLY
     # n = 32 measured at another compute: the comparison falls back to the compute both have (the start).
     assert "0 rollouts" in piles_up(measured(piled, even, large_at=2048), 4, 32, claim, SEEDS).measured
@@ -521,7 +538,7 @@ def test_pass_rates_pile_up_at_zero_and_one_for_small_n() -> None:
     epochs = piles_up(early, 4, 32, claim, SEEDS, matched="epochs")
     assert epochs.verdict == Verdict.REPRODUCED and epochs.deciding.estimate == pytest.approx(0.4)
     assert "n = 4 at 512 rollouts, n = 32 at 4,096 (the same problems drawn)" in epochs.measured
-    assert piles_up(early, 4, 32, claim, SEEDS).verdict == Verdict.EQUIVALENT  # matched compute: both even at 4,096
+    assert piles_up(early, 4, 32, claim, SEEDS).verdict == Verdict.UNRESOLVED  # matched compute: both even at 4,096
     assert piles_up(measured(piled, even), 4, 32, claim, SEEDS, matched="epochs").verdict == Verdict.NOT_MEASURED
     with pytest.raises(ValueError, match="matched: 'updates'; allowed: compute, epochs"):
         piles_up(early, 4, 32, claim, SEEDS, matched="updates")
@@ -576,8 +593,14 @@ def test_the_planners_regret_is_a_claim_of_no_loss() -> None:
 def test_the_planner_that_picks_the_best_has_no_regret() -> None:
     table = scores({4: 0.2, 8: 0.198, 16: -0.1})
     assert optimum(table, SEEDS).best == 4
-    picked = planner_regret(table, 4, "the planner loses nothing against the best n", METRIC, SEEDS)
-    assert picked.deciding.estimate == 0.0 and picked.verdict == Verdict.REPRODUCED  # no regret: no loss at all
+    claim = "the planner loses nothing against the best n"
+    picked = planner_regret(table, 4, claim, METRIC, SEEDS)
+    # A zero regret is no evidence (the best is picked from the same data): every other n's lead over the pick
+    # decides, and n = 8's reaches past the margin.
+    assert picked.measured.endswith("regret 0.000") and picked.verdict == Verdict.UNRESOLVED and picked.p_value > 0.05
+    assert picked.deciding.estimate == pytest.approx(table[8].mean() - table[4].mean())
+    clear = planner_regret(scores({4: 0.2, 8: -0.1, 16: -0.2}), 4, claim, METRIC, SEEDS)
+    assert clear.verdict == Verdict.REPRODUCED and clear.p_value < 0.05
 
 
 # ---- the bandit ----------------------------------------------------------------------------------

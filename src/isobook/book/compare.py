@@ -33,8 +33,8 @@ def findings_frame(rows: list[dict]) -> pd.DataFrame:
     for finding in rows:
         estimate, low, high = finding.get("deciding") or (np.nan, np.nan, np.nan)
         table.append({"chapter": finding["chapter"], "claim": finding["claim"], "family": finding.get("family", LLM),
-                      "verdict": finding["verdict"], "measured": finding["measured"], "estimate": estimate,
-                      "half_width": (high - low) / 2})
+                      "verdict": finding["verdict"], "measured": finding["measured"],
+                      "uncertainty": finding["uncertainty"], "estimate": estimate, "half_width": (high - low) / 2})
     return pd.DataFrame(table)
 
 
@@ -47,8 +47,8 @@ def compare_findings(first: list[dict], second: list[dict]) -> pd.DataFrame:
     """The findings both builds hold (matched by chapter and claim), side by side, with
     ``agree`` (the same verdict), ``consistent`` (the estimates' difference within the
     quadrature sum of the half-widths; NaN without a deciding contrast), ``opposite`` and
-    ``replicated`` (False for a bandit row whose numbers are the same in both builds: its
-    draws did not change, so it agrees by construction)."""
+    ``replicated`` (False for a bandit row whose numbers and intervals are the same to the
+    last printed digit in both builds: its draws did not change, so it agrees by construction)."""
     both = findings_frame(first).merge(findings_frame(second).drop(columns="family"), on=["chapter", "claim"],
                                        suffixes=("_1", "_2"))
     both["agree"] = both["verdict_1"] == both["verdict_2"]
@@ -56,7 +56,8 @@ def compare_findings(first: list[dict], second: list[dict]) -> pd.DataFrame:
     difference = (both["estimate_1"] - both["estimate_2"]).abs()
     both["consistent"] = (difference < allowed).where(difference.notna() & allowed.notna())
     both["opposite"] = [frozenset({a, b}) in OPPOSITE for a, b in zip(both["verdict_1"], both["verdict_2"])]
-    both["replicated"] = ~((both["family"] == BANDIT) & (both["measured_1"] == both["measured_2"]))
+    same = (both["measured_1"] == both["measured_2"]) & (both["uncertainty_1"] == both["uncertainty_2"])
+    both["replicated"] = ~((both["family"] == BANDIT) & same)
     return both
 
 

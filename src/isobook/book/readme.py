@@ -81,9 +81,12 @@ def block(readme_text: str) -> str:
 def write(readme: Path, findings: dict[str, Any]) -> None:
     """`findings` to ``book/findings.json`` beside `readme`, and its `render` into
     `readme`'s block."""
-    text = readme.read_text()
+    text = readme.read_text() if readme.is_file() else ""
     if START not in text or END not in text:
         raise StoreError(f"{readme}: no findings block to write; allowed: a README with the lines {START} and {END}")
-    (readme.parent / "book" / "findings.json").write_text(json.dumps(findings, indent=1) + "\n")
+    folder = readme.resolve().parent / "book"
+    if not folder.is_dir():
+        raise StoreError(f"{folder}: no such folder for findings.json; allowed: a README beside isobook's book/ folder")
+    (folder / "findings.json").write_text(json.dumps(findings, indent=1) + "\n")
     before, rest = text.split(START, 1)
     readme.write_text(f"{before}{START}\n{render(findings)}\n{END}{rest.split(END, 1)[1]}")

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from isobook.analysis.bandit import curves_at
-from isobook.analysis.findings.statistics import Interval, Optimum, seeds_multiplier
+from isobook.analysis.findings.statistics import Interval, Optimum, seeds_dof, seeds_multiplier
 from isobook.analysis.findings.verdicts import BANDIT, Finding, combine, direction, not_measured, order
 
 
@@ -30,13 +30,13 @@ def _optimum_within(within: pd.DataFrame, multiplier: float) -> Optimum:
     return Optimum(int(best), 1 - float(within.loc[best, "suboptimality"]), tied, None)
 
 
-def _lead(within: pd.DataFrame, leader: int, other: int, multiplier: float) -> Interval:
+def _lead(within: pd.DataFrame, leader: int, other: int, multiplier: float, dof: float) -> Interval:
     """`leader`'s pass@1 lead over `other` (curves read at a budget) and its interval of
-    `multiplier` standard errors over seeds (unbounded without standard errors)."""
+    `multiplier` standard errors over seeds, a t on `dof` (unbounded without standard errors)."""
     gap = float(within.loc[other, "suboptimality"] - within.loc[leader, "suboptimality"])
     se = float(np.hypot(within.loc[leader, "suboptimality_se"], within.loc[other, "suboptimality_se"]))
     half = multiplier * se if np.isfinite(se) else np.inf
-    return Interval(gap, gap - half, gap + half)
+    return Interval(gap, gap - half, gap + half, dof)
 
 
 def bandit_optima(curves: pd.DataFrame, budgets: Sequence[float]) -> pd.DataFrame:
@@ -52,7 +52,8 @@ def bandit_optima(curves: pd.DataFrame, budgets: Sequence[float]) -> pd.DataFram
         found = _optimum_within(within, multiplier)
         runner = within.drop(index=found.best)["suboptimality"].idxmin()
         rows.append({"rollouts": budget, "n": found.best, "score": found.value, "within noise": found.tied,
-                     "lead": _lead(within, found.best, runner, multiplier), "candidates": len(within)})
+                     "lead": _lead(within, found.best, runner, multiplier, seeds_dof(curves)),
+                     "candidates": len(within)})
     return pd.DataFrame(rows, columns=["rollouts", "n", "score", "within noise", "lead", "candidates"])
 
 
@@ -69,7 +70,7 @@ def smallest_n_wins(curves: pd.DataFrame, budgets: Sequence[float], claim: str) 
         others = within.drop(index=smallest)
         if others.empty:
             continue
-        lead = _lead(within, smallest, others["suboptimality"].idxmin(), multiplier)
+        lead = _lead(within, smallest, others["suboptimality"].idxmin(), multiplier, seeds_dof(curves))
         parts.append(direction(lead, margin=0.0))
         winners.append(f"{budget:,.0f}: {within['suboptimality'].idxmin()}")
         gaps.append(f"{budget:,.0f}: {lead.estimate:+.4f} ± {lead.high - lead.estimate:.4f}")

@@ -417,7 +417,8 @@ def matters_little(scores: pd.DataFrame, claim: str, metric: str, seeds: SeedVar
     absolute change between two runs that differ only in `level`, linearised at the
     estimate as in `spread_comparison` (each pair's difference keeps its measured sign, so
     noise alone makes it positive: the test leans towards "matters"), tested for
-    equivalence (`verdicts.equivalence`)."""
+    equivalence (`verdicts.equivalence`); for the same reason an interval beyond the
+    margin does not refute the claim (unresolved, not "not reproduced")."""
     if scores.empty:
         return not_measured(claim, "no finished runs at the budget")
     if not isinstance(scores.columns, pd.MultiIndex) or list(scores.columns.names) != ["batch_problems", "n"]:
@@ -440,7 +441,7 @@ def matters_little(scores: pd.DataFrame, claim: str, metric: str, seeds: SeedVar
     shown = "B_p" if level == "batch_problems" else level
     measured = (f"{metric} moves {interval.estimate:.3f} on average when only {shown} changes "
                 f"({len(pairs)} pair{'s' if len(pairs) != 1 else ''})")
-    return Finding.decided(claim, measured, equivalence(interval, margin),
+    return Finding.decided(claim, measured, equivalence(interval, margin, refutes=False),
                            f"{shown}-change: {interval}, equivalent within ±{margin:g} "
                            f"({design(contrast, seeds)})", interval)
 
@@ -534,18 +535,30 @@ def wins_on_most(contrasts: dict[str, Contrast | None], claim: str, names: tuple
 def planner_regret(scores: pd.DataFrame, predicted: Hashable | None, claim: str, metric: str,
                    seeds: SeedVariance | None) -> Finding:
     """Claim: the planner's choice is as good as the best candidate at the budget, a claim
-    of no loss: reproduced when the best's lead over it (the regret) lies below
-    `SCORE_MARGIN` (`verdicts.no_gain`), not reproduced when it lies above. (The best is
-    picked from the same data, so the regret leans high; zero when the planner picked the
-    best.) `scores`: `problem_scores` at the budget; `predicted` None when the planner
-    could not be fitted."""
+    of no loss: reproduced when every other candidate's lead over it lies below
+    `SCORE_MARGIN` (`verdicts.no_gain` on each, all needed: the largest p), not reproduced
+    when one lies above. The regret shown is the best's lead (picked from the same data, so
+    it leans high; zero when the planner picked the best, which is why the verdict reads
+    every candidate's lead rather than the best's alone). `scores`: `problem_scores` at the
+    budget; `predicted` None when the planner could not be fitted."""
     if predicted is None or predicted not in scores.columns or scores.shape[1] < 2:
         return not_measured(claim, "the planner could not be fitted" if predicted is None else
                             f"needs the predicted {_label(predicted)} and another finished run at the budget")
     found = optimum(scores, seeds)
-    contrast = Contrast.difference(scores, found.best, predicted)
-    regret = contrast.interval(seeds)
+    leads = {c: Contrast.difference(scores, c, predicted) for c in scores.columns if c != predicted}
+    intervals = {c: lead.interval(seeds) for c, lead in leads.items()}
+    closest = max(intervals.values(), key=lambda interval: interval.high)  # the lead nearest the margin
     measured = (f"predicted {_label(predicted)} ({scores[predicted].mean():.3f} {metric}), "
-                f"best {_label(found.best)} ({found.value:.3f}): regret {regret.estimate:.3f}")
-    return Finding.decided(claim, measured, no_gain(regret), f"regret {regret}, no loss below {SCORE_MARGIN:g} "
-                           f"({design(contrast, seeds)})", regret)
+                f"best {_label(found.best)} ({found.value:.3f}): regret {found.value - scores[predicted].mean():.3f}")
+    uncertainty = "; ".join(f"{_label(c)} - {_label(predicted)}: {i}" for c, i in intervals.items())
+    parts = [no_gain(i) for i in intervals.values()]
+    verdicts = [part.verdict for part in parts]
+    if all(v == Verdict.REPRODUCED for v in verdicts):
+        decision = Decision(Verdict.REPRODUCED, max(part.p_value for part in parts))
+    elif Verdict.NOT_REPRODUCED in verdicts:
+        decision = Decision(Verdict.NOT_REPRODUCED, min(1.0, len(parts) * min(
+            part.p_value for part in parts if part.verdict == Verdict.NOT_REPRODUCED)))
+    else:  # "no loss against every candidate" has no part-way verdict
+        decision = Decision(Verdict.UNRESOLVED, max(part.p_value for part in parts))
+    return Finding.decided(claim, measured, decision, f"{uncertainty}; no loss below {SCORE_MARGIN:g} "
+                           f"({design(next(iter(leads.values())), seeds)})", closest)

@@ -2,7 +2,8 @@
 p-values of its LLM findings (statsmodels' `multipletests`).
 
 Each finding's p-value belongs to the test its verdict rests on (`verdicts.Decision`),
-scaled so that the verdict is resolved exactly when p <= 0.05. Holm's procedure keeps the
+scaled so that a verdict on one contrast is resolved exactly when p <= 0.05 (a claim in
+parts combines its parts' conservatively). Holm's procedure keeps the
 probability of any wrongly resolved verdict among the family at 5% whatever their
 dependence (the chapters' contrasts share runs); a verdict whose adjusted p-value exceeds
 5% becomes ``unresolved``. The bandit rows are a family apart (their intervals come from

@@ -22,8 +22,9 @@ of freedom) moderated by a pool measured on a chapter's multi-seed arms (a `Seed
 by the two-way ANOVA's method of moments), as much as stays safe for a contrast whose
 variance is 4x the pool's (`seed_variance`). A one-seed contrast borrows the pool at the
 few degrees of freedom that keep it safe (the findings say from where). The 95% interval
-is Student's t with Welch-Satterthwaite degrees of freedom. More seeds only narrow it:
-no rule turns seeds into ties.
+is Student's t on the seed term's degrees of freedom. The pool is assumed independent of
+the contrast it moderates (a chapter's own arms pool several contrasts, one of which may
+be the one decided: a small share where many are pooled). More seeds only narrow it.
 
 **Optima.** `optimum` returns the best candidate (an n, or a (B_p, n) pair) and the
 candidates within noise of it (the best's lead over each is not resolved), each compared
@@ -251,6 +252,8 @@ class Contrast:
             raise ValueError("contrast: no seed and problem shared by its candidates")
         estimate = self.estimate
         v_problems, v_one = self.variances()
+        if count == 1 and v_one <= 0:  # one seed and no evaluation variance: no pooled ratio can scale it
+            return Interval(estimate, -np.inf, np.inf)
         own = self.own_ratio()
         if seeds is None or (count >= 2 and v_one <= 0):  # no evaluation variance to scale a pool by
             if count < 2:
@@ -370,12 +373,18 @@ def block_means(values: np.ndarray, blocks: int = BLOCKS) -> np.ndarray:
 # ---- bandit curves --------------------------------------------------------------------------------
 
 
+def seeds_dof(curves: pd.DataFrame) -> float:
+    """The degrees of freedom behind `seeds_multiplier`: 2 (seeds - 1), or infinite (normal)."""
+    if "seeds" not in curves or curves["seeds"].min() < 2:
+        return np.inf
+    return float(2 * (int(curves["seeds"].min()) - 1))
+
+
 def seeds_multiplier(curves: pd.DataFrame) -> float:
     """Half-width, in standard errors, of a 95% interval on the difference of two bandit
     curves' means over seeds: Student's t with 2 (seeds - 1) degrees of freedom (two
     independent means of ``seeds`` values each; 2.14 at 8 seeds, 2.04 at 16), or the
     normal 1.96 where `curves` has no ``seeds`` column. Every n trains on the same problems,
     so treating the two means as independent errs on the wide side."""
-    if "seeds" not in curves or curves["seeds"].min() < 2:
-        return Z
-    return float(stats.t.ppf(0.5 + CONFIDENCE / 2, 2 * (int(curves["seeds"].min()) - 1)))
+    dof = seeds_dof(curves)
+    return Z if not np.isfinite(dof) else float(stats.t.ppf(0.5 + CONFIDENCE / 2, dof))

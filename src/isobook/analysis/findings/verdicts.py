@@ -19,10 +19,12 @@ A claim of no difference ("B_p matters little", "loses nothing") is reproduced w
 interval lies inside the margin (`equivalence`, `no_gain`) and not reproduced when it lies
 beyond it.
 
-Each finding carries the p-value of the test its verdict rests on, scaled so that the
-verdict is resolved exactly when p <= 0.05 (two-sided for a direction, twice the larger
-one-sided p for an equivalence), so that `multiplicity.holm` can control the error rate
-across a build's findings.
+Each finding carries the p-value of the test its verdict rests on, scaled so that a
+verdict on one contrast is resolved exactly when p <= 0.05 (two-sided for a direction,
+twice the larger one-sided p for an equivalence); a claim in parts combines its parts'
+p-values (`combine`), conservatively, so its p may exceed 0.05 where its verdict is
+resolved. `multiplicity.controlled` controls the error rate across a build's findings
+with them.
 """
 
 from __future__ import annotations
@@ -126,16 +128,18 @@ def direction(interval: Interval, claimed: int = 1, margin: float = SCORE_MARGIN
     return Decision(Verdict.UNRESOLVED, min(two_sided, equivalent))
 
 
-def equivalence(interval: Interval, margin: float = SCORE_MARGIN) -> Decision:
+def equivalence(interval: Interval, margin: float = SCORE_MARGIN, refutes: bool = True) -> Decision:
     """The decision on a claim that a difference is negligible: reproduced when its
-    interval lies inside ``(-margin, margin)``, not reproduced when it lies beyond it."""
+    interval lies inside ``(-margin, margin)``, not reproduced when it lies beyond it
+    (unresolved instead where `refutes` is False: a statistic biased upwards, whose
+    interval beyond the margin is no test)."""
     inside = _equivalence_p(interval, margin)
     beyond = min(1.0, 2 * min(interval.p_value(margin, side=+1), interval.p_value(-margin, side=-1)))
     if -margin < interval.low and interval.high < margin:
         return Decision(Verdict.REPRODUCED, inside)
-    if interval.low > margin or interval.high < -margin:
+    if refutes and (interval.low > margin or interval.high < -margin):
         return Decision(Verdict.NOT_REPRODUCED, beyond)
-    return Decision(Verdict.UNRESOLVED, min(inside, beyond))
+    return Decision(Verdict.UNRESOLVED, min(inside, beyond) if refutes else inside)
 
 
 def no_gain(interval: Interval, margin: float = SCORE_MARGIN) -> Decision:
