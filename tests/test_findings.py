@@ -400,12 +400,17 @@ def grid(shifts: dict[tuple[int, int], float]) -> pd.DataFrame:
     return problem_scores(table, ["batch_problems", "n"], METRIC)
 
 
+# Two seeds that agree exactly, 10 problems: B_p moves the score 0.02 at n = 4 and 0.01 at n = 8; n moves it
+# 0.10 at B_p = 8 and 0.09 at B_p = 16.
+EXACT_GRID = pd.DataFrame({(8, 4): [0.50] * 20, (16, 4): [0.52] * 20, (8, 8): [0.60] * 20, (16, 8): [0.61] * 20},
+                          index=pd.MultiIndex.from_product([[0, 1], range(10)], names=["seed", "id"]))
+EXACT_GRID.columns = pd.MultiIndex.from_tuples(EXACT_GRID.columns, names=["batch_problems", "n"])
+
+
 def test_spread_over_n_against_spread_over_bp() -> None:
     claim = "B_p matters less than n"
     # By hand: ranges over B_p at n = 4 and 8 are 0.02 and 0.01; over n at B_p = 8 and 16, 0.10 and 0.09.
-    exact = pd.DataFrame({(8, 4): [0.50] * 20, (16, 4): [0.52] * 20, (8, 8): [0.60] * 20, (16, 8): [0.61] * 20},
-                         index=pd.MultiIndex.from_product([[0, 1], range(10)], names=["seed", "id"]))
-    exact.columns = pd.MultiIndex.from_tuples(exact.columns, names=["batch_problems", "n"])
+    exact = EXACT_GRID
     by_hand = spread_comparison(exact, claim, METRIC, SEEDS)
     assert "moves 0.015 when only B_p changes (2 pairs) vs 0.095 when only n changes (2 pairs)" in by_hand.measured
     assert "+0.080 [+0.080, +0.080]" in by_hand.uncertainty and by_hand.verdict == Verdict.REPRODUCED
@@ -430,9 +435,7 @@ def test_spread_over_n_against_spread_over_bp() -> None:
 def test_b_p_matters_little_is_an_equivalence_that_a_large_change_leaves_unresolved() -> None:
     claim = "at fixed n, B_p matters little"
     # By hand, two seeds that agree exactly: B_p moves the score 0.02 at n = 4 and 0.01 at n = 8.
-    exact = pd.DataFrame({(8, 4): [0.50] * 20, (16, 4): [0.52] * 20, (8, 8): [0.60] * 20, (16, 8): [0.61] * 20},
-                         index=pd.MultiIndex.from_product([[0, 1], range(10)], names=["seed", "id"]))
-    exact.columns = pd.MultiIndex.from_tuples(exact.columns, names=["batch_problems", "n"])
+    exact = EXACT_GRID
     little = matters_little(exact, claim, METRIC, SEEDS)
     assert little.verdict == Verdict.REPRODUCED and little.deciding.estimate == pytest.approx(0.015)
     assert "moves 0.015 on average when only B_p changes (2 pairs)" in little.measured
