@@ -32,6 +32,16 @@
 # model of `isobook.analysis.findings.statistics`, with seeds paired across the arms that
 # share them and the seed-to-seed variance pooled over this grid's neighbouring $n$. The
 # design note above the findings says how small a difference these intervals resolve.
+#
+# **Two rules this grid leans on, and the runs that test them.** Every $n$ here trains at
+# the $\sqrt{B}$ rule's learning rate from chapter 01's anchor (tuned on easy, at one batch):
+# a rule, not each $n$'s best. And a run on the hard set draws each training problem a few
+# times (C/D, rollouts per training problem, of a few), where the paper's hard runs reach
+# several hundred. So the chapter ends with two more studies: every $n$ at its own best
+# learning rate (the envelope over a bracket of rates), and every $n$ on a small training
+# set reused until C/D reaches `data_reuse.budget` / `data_reuse.problems` (128 in the
+# default preset). Every $n^*$ table carries C/D and the updates of the largest batch
+# beside the rollouts.
 
 # %% tags=["parameters"]
 params = "params/cpu.yaml"  # a preset from params/; the grid is its sweep section
@@ -40,39 +50,57 @@ overrides = []
 budget = None  # rollouts per run; None keeps the params file's sweep.budget
 
 # %%
+import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from isobook.analysis.findings.claims import (
-    n_star_grows,
-    optima_by_budget,
-    optimum_at_larger_n,
-    optimum_of,
-    scores_by_budget,
-)
-from isobook.analysis.findings.statistics import problem_scores, resolvable_difference
+from isobook.analysis.envelope import edge_runs, envelope_runs, lr_envelope, preferred_rates, rate_counts, rule_peak
+from isobook.analysis.findings.claims import n_star_grows, optimum_at_larger_n, optimum_of, scores_by_budget
+from isobook.analysis.findings.statistics import grid_seed_variance, problem_scores, resolvable_difference
 from isobook.analysis.findings.verdicts import headline
 from isobook.analysis.frontier import analyse_frontier
-from isobook.book.charts import curves_chart, frontier_chart, optimal_chart, panels, use_offline_renderer
+from isobook.analysis.n_star import n_star_table, regime_text
+from isobook.analysis.reuse import envelope_rates, reuse_runs
+from isobook.book.charts import curves_chart, frontier_chart, optimal_chart, panels, rate_chart, use_offline_renderer
 from isobook.book.kernel import chapter_config
 from isobook.book.pages import FindingsTable, design_note, note, runs_note, scale, table
 from isobook.book.seeds import book_seed_variance, reference_grid
 from isobook.grpo.evaluation import metric_name, power_of_two_budgets
-from isobook.sweeps import mean_over_seeds, run_counts, run_sweep, sweep_configs, sweep_points
+from isobook.sets.build import prepare_sets
+from isobook.sweeps import mean_over_seeds, n_grid, run_configs, run_counts, run_points, run_sweep, sweep_configs
 
 use_offline_renderer()
 config = chapter_config(params, overrides, budget)
 avg, best, worst = (metric_name(kind, config.evaluation) for kind in ("avg", "best", "worst"))
-batch_problems = config.sweep.batch_problems[0]
+batch_problems, n_values, _ = n_grid(config)
+largest_batch = batch_problems * max(n_values)
 grid = reference_grid(config)  # B_p fixed, two seeds: the grid every chapter's seed variance is measured on
 budgets = power_of_two_budgets(config.evaluation, config.sweep.budget)
+reuse = config.data_reuse
+reuse_budgets = [b for b in power_of_two_budgets(config.evaluation, reuse.budget) if b >= largest_batch]
+problems = {name: sizes["train"] for name, sizes in prepare_sets(config).summary["sets"].items()}  # D of each set
 
 # %%
-outcomes = run_sweep(grid, show_progress=False)
-points = mean_over_seeds(sweep_points(grid))  # the curves and frontier fits read the mean of the seeds
+outcomes = [run_sweep(grid, show_progress=False)]
+tuned = {set_name: envelope_runs(config, set_name) for set_name in config.lr_envelope.sets}
+outcomes.append(run_configs([run for runs in tuned.values() for run in runs], config, show_progress=False))
+for _ in range(config.lr_envelope.extensions):  # a bracket whose best rate sits at an edge grows past it
+    grown = {s: edge_runs(config, s, rate_counts(runs, config), avg, config.sweep.budget) for s, runs in tuned.items()}
+    if not any(grown.values()):
+        break
+    outcomes.append(run_configs([run for runs in grown.values() for run in runs], config, show_progress=False))
+    tuned = {s: tuned[s] + grown[s] for s in tuned}
+rates = {set_name: rate_counts(runs, config) for set_name, runs in tuned.items()}
+envelopes = {set_name: lr_envelope(table_, avg, budgets) for set_name, table_ in rates.items()}
+reuse_rates = envelope_rates(envelopes[reuse.set], config.sweep.budget) if reuse.set in envelopes else {}
+reused = reuse_runs(config, reuse_rates)
+outcomes.append(run_configs(reused, config, show_progress=False))
+reuse_counts = rate_counts(reused, config)
+points = mean_over_seeds(run_points(sweep_configs(grid), config.evaluation.k))  # curves and fits: mean of seeds
 counts = run_counts(sweep_configs(grid), "validation")
-seeds = book_seed_variance(config, avg)
-runs_note(outcomes)
+reuse_scores = scores_by_budget(reuse_counts, ["n"], avg, reuse_budgets)
+seeds = book_seed_variance(config, avg, grid_seed_variance(reuse_scores, "chapter 02's data-reuse grid"))
+runs_note(pd.concat(outcomes, ignore_index=True))
 
 # %% [markdown]
 # ## Reward versus compute, one curve per n (mean of the seeds)
@@ -93,7 +121,8 @@ analysis = {set_name: analyse_frontier(part, ["n"], avg, config.sweep.budget)
 for set_name, a in analysis.items():
     if a.fitted.empty:
         display(note(f"{set_name}: no curve could be fitted, so there is no frontier to draw."))
-panels([frontier_chart(a.fits, a.fitted, avg, title=f"{set_name}: frontier coloured by n*")
+panels([frontier_chart(a.fits, a.fitted, avg, title=[f"{set_name}: frontier coloured by n*",
+                                                      regime_text(budgets, problems[set_name], largest_batch)])
         for set_name, a in analysis.items() if not a.fitted.empty])
 
 # %% [markdown]
@@ -105,20 +134,22 @@ fitted = {set_name: a for set_name, a in analysis.items() if a.n_star is not Non
 for set_name, a in analysis.items():
     if a.n_star is None:
         display(note(f"{set_name}: {a.why_no_fit}"))
-panels([optimal_chart(a.fitted, a.n_star, title=f"{set_name}: log2 n* vs rollouts, sigmoid fit")
+panels([optimal_chart(a.fitted, a.n_star, title=[f"{set_name}: log2 n* vs rollouts, sigmoid fit",
+                                                  regime_text(budgets, problems[set_name], largest_batch)])
         for set_name, a in fitted.items()]) if fitted else None
 
 # %% [markdown]
 # The measured $n^*$ at each power-of-two budget (each run's mean of its evaluations at
 # half the budget and at it, averaged over seeds), with the $n$ within noise of it and the
-# best's lead over the runner-up:
+# best's lead over the runner-up; C/D is rollouts per training problem, and the updates
+# are those of the largest batch ($B_p$ times the largest $n$):
 
 # %%
-optima = {set_name: optima_by_budget(counts[counts["set"] == set_name], ["n"], avg, budgets, seeds)
-          for set_name in points["set"].unique()}
-table(pd.concat([o.assign(set=s) for s, o in optima.items()])[["set", "rollouts", "n", "score", "within noise",
-                                                                "lead"]],
-      rename={"n": "n*", "score": avg, "within noise": "n within noise", "lead": "lead over runner-up"})
+N_STAR_COLUMNS = {"n": "n*", "score": avg, "within noise": "n within noise", "lead": "lead over runner-up"}
+optima = {set_name: n_star_table(scores_by_budget(counts[counts["set"] == set_name], ["n"], avg, budgets), ["n"],
+                                 seeds, problems[set_name], largest_batch) for set_name in points["set"].unique()}
+table(pd.concat([o.assign(set=s) for s, o in optima.items()])[["set", "rollouts", "C/D", "updates", "n", "score",
+                                                                "within noise", "lead"]], rename=N_STAR_COLUMNS)
 
 # %% [markdown]
 # ## Coverage and sharpening: which n is best for best@k and for worst@k
@@ -134,11 +165,90 @@ table(pd.DataFrame([{"set": s, "metric": m, "n*": o.best, "score": o.value, "n w
                     for s, by_metric in at_budget.items() for m, (o, levels) in by_metric.items() if o]))
 
 # %% [markdown]
+# ## Each n at its own best learning rate
+#
+# Every $n$ of the hard grid trains at a bracket of peak learning rates: the $\sqrt{B}$
+# rule's times each of `lr_envelope.multipliers`, and the rate of the largest $n$ (chapter
+# 08's one-rate arm), on the same seeds; where the best rate of an $n$ sits at an edge of
+# its bracket, the bracket grows past it. At each budget the rate of each $n$ is chosen on
+# one half of the validation problems and scored on the other half (and the other way
+# round), so no problem scores the rate it chose; $n^*(C)$ read on these scores is the
+# **envelope**, the paper's "tune the learning rate per configuration". Each $n$'s score
+# against its peak learning rate, at each budget (mean of the seeds, every problem):
+
+# %%
+for set_name, envelope in envelopes.items():
+    display(panels([rate_chart(part, avg, title=f"{set_name}, B_p = {batch_problems}: {budget:,} rollouts "
+                                               f"(C/D {budget / problems[set_name]:.2g})")
+                    for budget, part in envelope.curves.groupby("rollouts")]))
+
+# %% [markdown]
+# The rate each $n$ preferred at the budget (on every problem, mean of the seeds), the
+# rates within noise of it, and whether chapter 01's anchor (the rule's own rate, 1) is
+# among them:
+
+# %%
+preferred = {set_name: preferred_rates(table_, avg, config.sweep.budget, seeds) for set_name, table_ in rates.items()}
+table(pd.concat([p.assign(set=s) for s, p in preferred.items()])[["set", "n", "best", "lr", "within noise",
+                                                                   "rule within noise"]],
+      rename={"best": "best multiplier", "lr": "its peak rate", "within noise": "multipliers within noise",
+              "rule within noise": "the rule's rate within noise"}, digits=4)
+for set_name, p in preferred.items():
+    off = p[~p["rule within noise"]]
+    display(note(f"{set_name}: the rule's rate is within noise of the best for every n." if off.empty else
+                 f"{set_name}: the rule's rate is beaten beyond noise for n = {', '.join(map(str, off['n']))} "
+                 f"(best at {', '.join(f'x{m:g}' for m in off['best'])} the rule's rate): chapter 01's anchor, "
+                 "tuned on easy, is not each n's best here."))
+
+# %% [markdown]
+# $n^*$ at each budget on the envelope, beside the $\sqrt{B}$ rule's (this chapter's grid)
+# and the one-rate arm's (every $n$ at the largest $n$'s rate):
+
+# %%
+arms = {}
+for set_name, table_ in rates.items():
+    one_rate = np.isclose(table_["lr"], rule_peak(config, largest_batch), rtol=1e-9)
+    arms[set_name] = {"each n at its best": envelopes[set_name].scores,
+                      "sqrt rule": scores_by_budget(table_[table_["multiplier"] == 1.0], ["n"], avg, budgets),
+                      "one rate": scores_by_budget(table_[one_rate], ["n"], avg, budgets)}
+envelope_optima = {(set_name, arm): n_star_table(by_budget, ["n"], seeds, problems[set_name], largest_batch)
+                   for set_name, by_arm in arms.items() for arm, by_budget in by_arm.items()}
+table(pd.concat([o.assign(set=s, rate=arm) for (s, arm), o in envelope_optima.items()])
+      [["set", "rate", "rollouts", "C/D", "updates", "n", "score", "within noise", "lead"]],
+      rename={**N_STAR_COLUMNS, "rate": "learning rate"})
+
+# %% [markdown]
+# ## The data-reuse regime
+#
+# The paper's mechanisms for a growing $n^*$ (problems revisited until they stop giving
+# signal, interference between them) need data reuse. Here every $n$ trains on the first
+# `data_reuse.problems` training problems of the hard set, at the rate the envelope chose
+# for it at the budget, until each problem has been drawn `data_reuse.budget` /
+# `data_reuse.problems` times; scores are on the same validation problems as above.
+
+# %%
+reuse_points = mean_over_seeds(run_points(reused, config.evaluation.k))
+display(note(f"D = {reuse.problems} problems of {reuse.set}, to {reuse.budget:,} rollouts; peak rates "
+             + ", ".join(f"x{reuse_rates.get(n, 1.0):g} the rule's at n = {n}" for n in n_values)
+             + f"; seeds {', '.join(map(str, reuse.seeds))}."))
+curves_chart(reuse_points, avg, title=f"{reuse.set}, D = {reuse.problems}: {avg}, B_p = {batch_problems} "
+                                      f"(mean of {len(reuse.seeds)} seeds)")
+
+# %%
+reuse_optima = n_star_table(reuse_scores, ["n"], seeds, reuse.problems, largest_batch)
+table(reuse_optima[["rollouts", "C/D", "updates", "n", "score", "within noise", "lead"]], rename=N_STAR_COLUMNS)
+
+# %% [markdown]
 # ## Findings at our scale
 
 # %%
 findings = [headline(n_star_grows(scores_by_budget(counts[counts["set"] == s], ["n"], avg, budgets),
                                   f"{s}: n* grows with C (Fig. 5-6)", seeds)) for s in optima]
+for set_name, envelope in envelopes.items():
+    findings.append(headline(n_star_grows(envelope.scores, f"{set_name}, every n at its own best learning rate: n* "
+                                          "grows with C (Fig. 5-6)", seeds)))
+findings.append(headline(n_star_grows(reuse_scores, f"{reuse.set}, D = {reuse.problems} reused to C/D "
+                                      f"{reuse.budget / reuse.problems:g}: n* grows with C (Fig. 5-6)", seeds)))
 # Paper: sharpening (worst@k) wants large n on easy, coverage (best@k) wants large n on hard.
 for set_name, wanted, other in (("easy", worst, best), ("hard", best, worst)):
     findings.append(optimum_at_larger_n((str(wanted), final[set_name][wanted], set_name),
@@ -149,3 +259,12 @@ findings.append(optimum_at_larger_n(("easy", final["easy"][avg], "easy"), ("hard
 display(design_note(f"every n on seeds {', '.join(map(str, grid.sweep.seeds))}",
                     resolvable_difference(final["hard"][avg], seeds), seeds))
 FindingsTable(findings, "02_n_versus_m", scale(config))
+
+# %% [markdown]
+# **Where each verdict stands against the paper's regime.** The paper's matched hard runs
+# reach C/D of several hundred and hundreds of updates; the runs here reach:
+
+# %%
+display(note(f"the grid and the envelope on hard: {regime_text(budgets, problems['hard'], largest_batch)}; "
+             f"the data-reuse grid: {regime_text(reuse_budgets, reuse.problems, largest_batch)}. A verdict here "
+             "is about the first updates of the paper's runs."))

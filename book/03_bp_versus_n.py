@@ -43,18 +43,19 @@ from IPython.display import display
 from isobook.analysis.findings.claims import (
     matters_little,
     n_star_grows,
-    optima_by_budget,
     scores_by_budget,
     spread_comparison,
 )
 from isobook.analysis.findings.statistics import problem_scores, resolvable_difference
 from isobook.analysis.findings.verdicts import headline
 from isobook.analysis.frontier import analyse_frontier
+from isobook.analysis.n_star import n_star_table, regime_text
 from isobook.book.charts import frontier_chart, panels, use_offline_renderer
 from isobook.book.kernel import chapter_config
 from isobook.book.pages import FindingsTable, design_note, runs_note, scale, table
 from isobook.book.seeds import book_seed_variance
 from isobook.grpo.evaluation import metric_name, power_of_two_budgets
+from isobook.sets.build import prepare_sets
 from isobook.sweeps import run_configs, run_counts, run_points, sweep_configs
 
 use_offline_renderer()
@@ -68,6 +69,7 @@ fixed = [c for c in grid if c.train.batch_rollouts == batch]
 # For the sensitivity study: the fixed-B runs and chapter 02's runs at the grid's first B_p.
 sensitivity = fixed + [c for c in grid if c.train.batch_problems == config.sweep.batch_problems[0]]
 budgets = [b for b in power_of_two_budgets(config.evaluation, config.sweep.budget) if b >= batch]
+problems = {name: sizes["train"] for name, sizes in prepare_sets(config).summary["sets"].items()}  # D of each set
 
 # %%
 outcomes = run_configs(sensitivity, config, show_progress=False)
@@ -85,19 +87,22 @@ runs_note(outcomes)
 analysis = {set_name: analyse_frontier(part, ["batch_problems", "n"], avg, config.sweep.budget, step=0.5)
             for set_name, part in points.groupby("set")}
 panels([frontier_chart({(n,): f for (_, n), f in a.fits.items()}, a.fitted, avg,
-                       title=f"{set_name}: B = {batch}, frontier coloured by n*")
+                       title=[f"{set_name}: B = {batch}, frontier coloured by n*",
+                              regime_text(budgets, problems[set_name], batch)])
         for set_name, a in analysis.items() if not a.fitted.empty])
 
 # %% [markdown]
 # The best split after $M$ updates, each run read as the mean of its evaluations at half
-# the budget and at it, with the $n$ within noise of it:
+# the budget and at it, with the $n$ within noise of it (C/D: rollouts per training
+# problem; updates: of the fixed batch):
 
 # %%
 seeds = book_seed_variance(config, avg)
-optima = {set_name: optima_by_budget(counts[counts["set"] == set_name], ["batch_problems", "n"], avg, budgets, seeds)
+optima = {set_name: n_star_table(scores_by_budget(counts[counts["set"] == set_name], ["batch_problems", "n"], avg,
+                                                  budgets), ["batch_problems", "n"], seeds, problems[set_name], batch)
           for set_name in points["set"].unique()}
-table(pd.concat([o.assign(set=s, updates=o["rollouts"] / batch) for s, o in optima.items()])
-      [["set", "updates", "rollouts", "batch_problems", "n", "score", "within noise", "lead"]],
+table(pd.concat([o.assign(set=s) for s, o in optima.items()])
+      [["set", "rollouts", "C/D", "updates", "batch_problems", "n", "score", "within noise", "lead"]],
       rename={"batch_problems": "B_p*", "n": "n*", "score": avg, "within noise": "n within noise",
               "lead": "lead over runner-up"})
 

@@ -58,6 +58,7 @@ from isobook.analysis.findings.claims import optimum_above, optimum_of, piles_up
 from isobook.analysis.findings.statistics import problem_scores, resolvable_difference
 from isobook.analysis.findings.verdicts import headline
 from isobook.analysis.frontier import measured_frontier, pass_summary
+from isobook.analysis.n_star import regime_text, with_regime
 from isobook.book.charts import curves_chart, n_star_chart, panels, pass_chart, use_offline_renderer
 from isobook.book.kernel import chapter_config
 from isobook.book.pages import FindingsTable, design_note, note, runs_note, scale, table
@@ -133,11 +134,16 @@ note(f"{settings.problems} problems of {settings.actions} answers, B_p = {settin
 panels([curves_chart(sharing[sharing["policy"] == policy], "pass@1", title=policy) for policy in policies])
 
 # %%
-n_star_chart(shared_optima, "policy", title="n* by budget: tabular and shared features")
+n_star_chart(shared_optima, "policy", title=[
+    "n* by budget: tabular and shared features",
+    regime_text(shared_budgets, settings.problems, settings.batch_problems * max(settings.rollouts_per_problem))])
 
 # %%
-table(shared_optima.assign(**{"n*": shared_optima["n"].astype(str) + " " + shared_optima["within noise"].map(set_text)})
-      .pivot(index="rollouts", columns="policy", values="n*")[policies].reset_index()
+bandit_batch = settings.batch_problems * max(settings.rollouts_per_problem)
+table(with_regime(shared_optima.assign(**{"n*": shared_optima["n"].astype(str) + " "
+                                          + shared_optima["within noise"].map(set_text)})
+                  .pivot(index="rollouts", columns="policy", values="n*")[policies].reset_index(),
+                  settings.problems, bandit_batch)
       .rename(columns={"rollouts": "rollouts (n* {n within noise})"}))
 
 # %% [markdown]
@@ -167,9 +173,9 @@ panels([curves_chart(part.sort_values("n"), "pass@1", color="B_p x n",
         for rule, part in split.groupby("step", sort=False)])
 
 # %%
-table(split_optima.assign(**{"n within noise": split_optima["within noise"].map(set_text)})
-      [["step", "rollouts", "n", "score", "n within noise"]], rename={"step": "same step", "n": "n*",
-                                                                    "score": "pass@1 at n*"})
+table(with_regime(split_optima.assign(**{"n within noise": split_optima["within noise"].map(set_text)})
+                  [["step", "rollouts", "n", "score", "n within noise"]], settings.problems, settings.fixed_batch),
+      rename={"step": "same step", "n": "n*", "score": "pass@1 at n*"})
 
 # %% [markdown]
 # ## The base case beside the LLM: n* at each budget
@@ -188,9 +194,10 @@ for set_name, curves in many.items():
     bandit = best_n(curves, budgets).rename(columns={"n": "bandit n*"})
     llm = measured_frontier(points[points["set"] == set_name], np.log2(budgets), by=["n"], metric=avg)
     compare.append(bandit[["rollouts", "bandit n*"]].merge(
-        llm[["rollouts", "n"]].rename(columns={"n": "LLM n*"}), on="rollouts", how="left").assign(set=set_name))
+        llm[["rollouts", "n"]].rename(columns={"n": "LLM n*"}), on="rollouts", how="left").pipe(
+        with_regime, sizes[set_name], batch_problems * max(n_values)).assign(set=set_name))
 display(runs_note(outcomes))
-table(pd.concat(compare, ignore_index=True)[["set", "rollouts", "bandit n*", "LLM n*"]])
+table(pd.concat(compare, ignore_index=True)[["set", "rollouts", "C/D", "updates", "bandit n*", "LLM n*"]])
 
 # %% [markdown]
 # ## Pass@1 histograms at matched compute and matched epochs (Figure 12)
@@ -212,9 +219,8 @@ table(pd.concat(compare, ignore_index=True)[["set", "rollouts", "bandit n*", "LL
 # group's extra passes but not its step size: at $B_p$ = 8, $n = 4$ reaches 512 rollouts
 # inside its warm-up and at $\sqrt{4/32}$ of the learning rate of $n = 32$, so it has moved
 # about a fifth as far, and its share at 0 leans towards the base model's. (Problems made
-# to compete, the dialects of `task.chain.conflict`, are not a test of interference here:
-# GRPO abandons one dialect, and chapter 08 shows that no split of a fixed batch into
-# larger groups keeps both.)
+# to compete, the dialects of `task.chain.conflict`, are not trained here: the reference
+# page says why.)
 
 # %%
 knob = config.interference

@@ -43,19 +43,20 @@ from IPython.display import display
 from isobook.analysis.findings.claims import (
     matters_little,
     n_star_grows,
-    optima_by_budget,
     planner_regret,
     scores_by_budget,
 )
 from isobook.analysis.findings.statistics import problem_scores, resolvable_difference
 from isobook.analysis.findings.verdicts import headline
 from isobook.analysis.frontier import analyse_frontier
+from isobook.analysis.n_star import n_star_table, regime_text
 from isobook.analysis.planner import ExtrapolationWarning, held_out_check, plan
 from isobook.book.charts import curves_chart, frontier_chart, optimal_chart, use_offline_renderer
 from isobook.book.kernel import chapter_config
 from isobook.book.pages import FindingsTable, design_note, note, runs_note, scale, table
 from isobook.book.seeds import book_seed_variance
 from isobook.grpo.evaluation import metric_name, power_of_two_budgets
+from isobook.sets.build import prepare_sets
 from isobook.sweeps import run_counts, run_sweep, sweep_configs, sweep_points
 
 use_offline_renderer()
@@ -64,6 +65,8 @@ avg = metric_name("avg", config.evaluation)
 set_name = config.sweep.sets[0]
 grid = replace(config, sweep=replace(config.sweep, sets=(set_name,)))
 budgets = power_of_two_budgets(config.evaluation, config.sweep.budget)
+problems = prepare_sets(config).summary["sets"][set_name]["train"]  # D
+largest_batch = max(run.train.batch_problems * run.train.rollouts_per_problem for run in sweep_configs(grid))
 
 # %%
 outcomes = run_sweep(grid, show_progress=False)
@@ -84,7 +87,8 @@ curves_chart(ordered.assign(**{"B_p x n": ordered["batch_problems"].astype(str) 
 
 # %%
 analysis = analyse_frontier(points, ["n", "batch_problems"], avg, config.sweep.budget)
-frontier_chart(analysis.fits, analysis.fitted, avg, title=f"{set_name}: joint frontier coloured by n*") \
+frontier_chart(analysis.fits, analysis.fitted, avg, title=[f"{set_name}: joint frontier coloured by n*",
+                                                           regime_text(budgets, problems, largest_batch)]) \
     if not analysis.fitted.empty else note("No curve could be fitted, so there is no frontier to draw.")
 
 # %%
@@ -93,12 +97,14 @@ optimal_chart(analysis.fitted, analysis.n_star, title="log2 n* vs rollouts, sigm
 
 # %% [markdown]
 # The best $(B_p, n)$ at each power-of-two budget, each run read as the mean of its
-# evaluations at half the budget and at it, with the $n$ within noise of the best:
+# evaluations at half the budget and at it, with the $n$ within noise of the best (C/D:
+# rollouts per training problem; updates: of the grid's largest batch):
 
 # %%
 seeds = book_seed_variance(config, avg)
-optima = optima_by_budget(counts, ["batch_problems", "n"], avg, budgets, seeds)
-table(optima[["rollouts", "batch_problems", "n", "score", "within noise", "lead", "candidates"]],
+optima = n_star_table(scores_by_budget(counts, ["batch_problems", "n"], avg, budgets), ["batch_problems", "n"], seeds,
+                      problems, largest_batch)
+table(optima[["rollouts", "C/D", "updates", "batch_problems", "n", "score", "within noise", "lead", "candidates"]],
       rename={"batch_problems": "B_p*", "n": "n*", "score": avg, "within noise": "n within noise",
               "lead": "lead over runner-up", "candidates": "runs compared"})
 

@@ -53,14 +53,15 @@ from IPython.display import display
 from isobook.analysis.findings.claims import (
     gap_widens,
     greater,
-    optima_by_budget,
     optimum_at_larger_n,
     optimum_of,
+    scores_by_budget,
     set_text,
 )
 from isobook.analysis.findings.statistics import problem_scores, resolvable_difference
 from isobook.analysis.findings.verdicts import headline
 from isobook.analysis.frontier import training_rewards
+from isobook.analysis.n_star import n_star_table, regime_text
 from isobook.book.charts import curves_chart, gap_chart, histogram_chart, n_star_chart, panels, use_offline_renderer
 from isobook.book.kernel import chapter_config
 from isobook.book.pages import FindingsTable, design_note, runs_note, scale, table
@@ -124,12 +125,19 @@ panels([curves_chart(part, avg, title=f"{label}: {set_name}, {avg}, B_p = {batch
 
 # %%
 seeds = book_seed_variance(config, avg)
-optima = pd.concat([optima_by_budget(part, ["n"], avg, budgets, seeds).assign(model=label)
+largest_batch = batch_problems * max(n_values)
+problems = {label: summary["sets"][set_name]["train"] for label, summary in summaries.items()}  # D of each model's set
+optima = pd.concat([n_star_table(scores_by_budget(part, ["n"], avg, budgets), ["n"], seeds, problems[label],
+                                 largest_batch).assign(model=label)
                     for label, part in counts.groupby("model", sort=False)], ignore_index=True)
-display(n_star_chart(optima, "model", title=f"{set_name}: n* by budget, both base models"))
-table(optima.assign(**{"n*": optima["n"].astype(str) + " " + optima["within noise"].map(set_text)})
-      .pivot(index="rollouts", columns="model", values="n*")[list(arms)].reset_index()
-      .rename(columns={"rollouts": "rollouts (n* {n within noise})"}))
+display(n_star_chart(optima, "model", title=[f"{set_name}: n* by budget, both base models",
+                                             "; ".join(f"{label}: {regime_text(budgets, d, largest_batch)}"
+                                                       for label, d in problems.items())]))
+by_model = (optima.assign(**{"n*": optima["n"].astype(str) + " " + optima["within noise"].map(set_text)})
+            .pivot(index=["rollouts", "updates"], columns="model", values="n*")[list(arms)])
+regimes = pd.DataFrame({f"C/D, {label}": by_model.index.get_level_values("rollouts") / d
+                        for label, d in problems.items()}, index=by_model.index)
+table(pd.concat([regimes, by_model], axis=1).reset_index().rename(columns={"rollouts": "rollouts (n* {n within noise})"}))
 
 # %% [markdown]
 # ## Training reward against validation reward

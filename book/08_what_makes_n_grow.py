@@ -23,10 +23,9 @@
 # 2. **The learning-rate rule.** Under $\sqrt{B}$ scaling a small group also takes a
 #    smaller step. On today's task, every $n$ at the learning rate of the largest: if a
 #    larger step makes small groups noisy, the large group then wins as compute grows.
-# 3. **Competing skills.** The dialect knob (two carry rules pulling the same weights
-#    apart), at a fixed batch $B_p \times n$ split into ever larger groups, each dialect
-#    scored apart: can a larger $n$ keep both alive?
-# 4. **Skills that need exploration.** A task whose hard problems are hard because of
+#    (Chapter 02 trains every $n$ at a bracket of rates and reads $n^*$ on each $n$'s
+#    best: this arm is one point of that bracket.)
+# 3. **Skills that need exploration.** A task whose hard problems are hard because of
 #    *which* steps they hold: on a few kinds of carry step the teacher is usually wrong
 #    (misconceptions), so the base model's likeliest answer there is wrong and a success
 #    is rare; fixing one misconception helps only the problems that hold it. This is the
@@ -47,7 +46,7 @@ budget = None  # rollouts per run; None keeps the params file's sweep.budget
 # Read by `isobook book` before the chapter runs: the base models it trains beside the
 # params file's, built with the book's other arms before any chapter starts.
 budget_share = 1.0
-extra_base_models = ["knob", "misconceptions"]
+extra_base_models = ["misconceptions"]
 
 # %%
 import numpy as np
@@ -61,33 +60,55 @@ from isobook.analysis.bandit import (
     optimizer_curves,
     sharing_curves,
 )
-from isobook.analysis.findings.bandit_claims import bandit_n_star_grows, bandit_optima, smallest_n_wins
+from isobook.analysis.envelope import one_rate_changes
+from isobook.analysis.findings.bandit_claims import (
+    bandit_n_star_grows,
+    bandit_optima,
+    smallest_n_wins,
+)
 from isobook.analysis.findings.claims import (
     greater,
     n_star_grows,
-    optima_by_budget,
     optimum_at_larger_n,
     optimum_of,
     piles_up,
     scores_by_budget,
     set_text,
 )
-from isobook.analysis.findings.statistics import grid_seed_variance, problem_scores, resolvable_difference
+from isobook.analysis.findings.statistics import (
+    grid_seed_variance,
+    problem_scores,
+    resolvable_difference,
+)
 from isobook.analysis.findings.verdicts import headline
 from isobook.analysis.frontier import pass_summary
-from isobook.book.charts import curves_chart, n_star_chart, panels, pass_chart, use_offline_renderer
+from isobook.analysis.n_star import n_star_path, n_star_table, regime_text, with_regime
+from isobook.book.charts import (
+    curves_chart,
+    n_star_chart,
+    panels,
+    pass_chart,
+    use_offline_renderer,
+)
 from isobook.book.kernel import chapter_config
-from isobook.book.pages import FindingsTable, design_note, note, runs_note, scale, table, verdict_style
+from isobook.book.pages import (
+    FindingsTable,
+    design_note,
+    note,
+    runs_note,
+    scale,
+    table,
+    verdict_style,
+)
 from isobook.book.seeds import book_seed_variance
 from isobook.grpo.evaluation import metric_name
 from isobook.grpo.recipe import LrScaling, scaled_lr
 from isobook.grpo.skills import step_skills
-from isobook.sets.build import dialects, prepare_sets
+from isobook.sets.build import prepare_sets
 from isobook.sets.fresh import fresh_counts, greedy_pass
 from isobook.store.atomic import cached_parquet
 from isobook.sweeps import (
     grid_run,
-    knob_arms,
     mean_over_seeds,
     misconception_arms,
     n_grid,
@@ -106,11 +127,7 @@ batch_problems, n_values, budgets = n_grid(config)
 small, large = min(n_values), max(n_values)
 seeds_trained = config.interference.seeds
 summary_rows = []  # one per setting: the side-by-side table at the end
-
-
-def n_star_path(optima: pd.DataFrame) -> str:
-    """n* at each budget of an optima table, as ``4, 4, 8``."""
-    return ", ".join(str(n) for n in optima["n"])
+N_STAR_COLUMNS = {"n": "n*", "score": avg, "within noise": "n within noise", "lead": "lead over runner-up"}
 
 
 # %% [markdown]
@@ -150,13 +167,16 @@ note(f"{settings.problems} problems of {settings.actions} answers, B_p = {settin
      + ", ".join(f"{step:.3g} at n = {n}" for n, step in adam_steps.items()) + ".")
 
 # %%
-n_star_chart(optimizer_optima, "curve", title="bandits: n* by budget under each optimizer")
+n_star_chart(optimizer_optima, "curve", title=[
+    "bandits: n* by budget under each optimizer",
+    regime_text(shared_budgets, settings.problems, settings.batch_problems * max(settings.rollouts_per_problem))])
 
 # %%
-table(optimizer_optima.assign(**{"n*": optimizer_optima["n"].astype(str) + " "
-                                 + optimizer_optima["within noise"].map(set_text)})
-      .pivot(index="rollouts", columns="curve", values="n*")[list(dict.fromkeys(optimizer_optima["curve"]))]
-      .reset_index().rename(columns={"rollouts": "rollouts (n* {n within noise})"}))
+table(with_regime(optimizer_optima.assign(**{"n*": optimizer_optima["n"].astype(str) + " "
+                                             + optimizer_optima["within noise"].map(set_text)})
+                  .pivot(index="rollouts", columns="curve", values="n*")[list(dict.fromkeys(optimizer_optima["curve"]))]
+                  .reset_index(), settings.problems, settings.batch_problems * max(settings.rollouts_per_problem))
+      .rename(columns={"rollouts": "rollouts (n* {n within noise})"}))
 
 # %%
 findings = []
@@ -179,42 +199,32 @@ for (name, policy), part in optimizer_optima.groupby(["optimizer", "policy"], so
 #
 # Every LLM setting below trains the sweep's first $B_p$ on a hard set, on two or more
 # seeds, to the sweep's budget: today's task under each learning-rate rule
-# (`interference.seeds`), the dialects at a fixed batch (the same seeds) and the
-# misconception task (`misconceptions.seeds`). They train together here (the runs under
+# (`interference.seeds`) and the misconception task (`misconceptions.seeds`). They train together here (the runs under
 # the $\sqrt{B}$ rule are chapter 02's), and the seed-to-seed variance their intervals
 # hold is pooled over chapter 02's grid and this chapter's own multi-seed arms.
 
 # %%
-knob = knob_arms(config)
-today = knob[list(knob)[0]]
-dialect_arm = knob[list(knob)[1]]
-misconceived_label, arm = list(misconception_arms(config).items())[1]
+arm = misconception_arms(config)[f"misconceptions {config.misconceptions.kinds}"]
 rule = LrScaling(config.recipe.lr_scaling)
 peak = {n: scaled_lr(config.recipe.base_lr, config.recipe.reference_batch, batch_problems * n, rule) for n in n_values}
-one_rate = [f"recipe.lr_scaling={LrScaling.CONSTANT.value}", f"recipe.base_lr={peak[large]!r}"]
+one_rate = one_rate_changes(config, batch_problems * large)
 sqrt_name, one_name = f"{rule.value} rule", f"n = {large}'s, constant"
-fixed_batch = batch_problems * large
-splits = [(fixed_batch // n, n) for n in (large, 2 * large, 4 * large) if fixed_batch // n >= 1]
 designs = {  # setting -> its runs, each with its label
-    "rule": [(grid_run(today, "hard", batch_problems, n, seed=seed), sqrt_name)
+    "rule": [(grid_run(config, "hard", batch_problems, n, seed=seed), sqrt_name)
              for seed in seeds_trained for n in n_values]
-            + [(grid_run(today, "hard", batch_problems, n, one_rate, seed=seed), one_name)
+            + [(grid_run(config, "hard", batch_problems, n, one_rate, seed=seed), one_name)
                for seed in seeds_trained for n in n_values if n != large],  # n = large: its rule run
-    "dialects": [(grid_run(dialect_arm, "hard", split_problems, n, seed=seed), "") for seed in seeds_trained
-                 for split_problems, n in splits],
     "misconceptions": [(grid_run(arm, "hard", batch_problems, n, seed=seed), "")
                        for seed in config.misconceptions.seeds for n in n_values]}
+problems = {"today": prepare_sets(config).summary["sets"]["hard"]["train"],
+            "misconceptions": prepare_sets(arm).summary["sets"]["hard"]["train"]}  # D of each hard set
 display(runs_note(run_configs([run for runs in designs.values() for run, _ in runs], config, show_progress=False)))
 rule_runs = [run for run, _ in designs["rule"]]
 rule_labels = [{"learning rate": label} for _, label in designs["rule"]]
 rule_counts = run_counts(rule_runs, "validation", rule_labels)
-dialect_runs = [run for run, _ in designs["dialects"]]
-of_problem = dialects(prepare_sets(dialect_arm), "hard")
-split_counts = run_counts(dialect_runs, "validation").assign(dialect=lambda t: t["id"].map(of_problem))
 misconception_runs = [run for run, _ in designs["misconceptions"]]
 misconception_counts = run_counts(misconception_runs, "validation")
-own_arms = {"one rate": rule_counts[rule_counts["learning rate"] == one_name], "dialects": split_counts,
-            "misconceptions": misconception_counts}
+own_arms = {"one rate": rule_counts[rule_counts["learning rate"] == one_name], "misconceptions": misconception_counts}
 own_scores = {name: scores_by_budget(part, ["batch_problems", "n"], avg, budgets) for name, part in own_arms.items()}
 seeds = book_seed_variance(config, avg, *(grid_seed_variance(by_budget, "this chapter's arms")
                                           for by_budget in own_scores.values()))
@@ -247,11 +257,11 @@ panels([curves_chart(part, avg, title=f"today's task, hard, {name} (mean of {len
 
 # %%
 rule_scores = {name: scores_by_budget(part, ["n"], avg, budgets) for name, part in by_rule.items()}
-rule_optima = {name: optima_by_budget(part, ["n"], avg, budgets, seeds) for name, part in by_rule.items()}
+rule_optima = {name: n_star_table(scores, ["n"], seeds, problems["today"], batch_problems * large)
+               for name, scores in rule_scores.items()}
 table(pd.concat([optima.assign(rate=name) for name, optima in rule_optima.items()])
-      [["rate", "rollouts", "n", "score", "within noise", "lead"]],
-      rename={"rate": "learning rate", "n": "n*", "score": avg, "within noise": "n within noise",
-              "lead": "lead over runner-up"})
+      [["rate", "rollouts", "C/D", "updates", "n", "score", "within noise", "lead"]],
+      rename={**N_STAR_COLUMNS, "rate": "learning rate"})
 
 # %%
 for name, claim, mechanism in (
@@ -283,51 +293,6 @@ else:
                             f"today's task (hard): the best n under the {sqrt_name} beats the best n at one learning "
                             "rate", (f"{sqrt_name}, n = {best_n[sqrt_name]}", f"one rate, n = {best_n[one_name]}"),
                             f"{avg} at {config.sweep.budget:,}", seeds))
-
-# %% [markdown]
-# ## Competing skills: the dialects at a fixed batch
-#
-# With the knob on (`interference.conflict`), half of the problems are written in a
-# dialect whose carry steps write ten less, and each dialect's teacher slips into the
-# other's rule: the two pull the same weights in opposite directions, the sharpest
-# interference the task can make. GRPO resolves it by abandoning one dialect, a different
-# one on different seeds. If larger groups mitigate interference, as the paper argues, a
-# larger $n$ should keep both dialects alive. The batch is held at $B_p \times n$ = the
-# sweep's first $B_p$ times its largest $n$, split into fewer problems with more rollouts
-# each, on the hard set of the knob's own base model, each dialect scored apart.
-
-# %%
-split_optima = optima_by_budget(split_counts, ["batch_problems", "n"], avg, budgets, seeds)
-scored = split_counts.assign(score=avg.per_problem(split_counts["correct"].to_numpy(),
-                                                    int(split_counts["samples"].iloc[0])))
-by_dialect = scored.groupby(["batch_problems", "n", "seed", "dialect", "rollouts"], as_index=False)["score"].mean()
-at_fixed = by_dialect[by_dialect["rollouts"] > 0].groupby(["batch_problems", "n", "dialect", "rollouts"],
-                                                          as_index=False)["score"].mean()
-at_fixed["split"] = at_fixed["batch_problems"].astype(str) + " x " + at_fixed["n"].astype(str)
-panels([curves_chart(part.rename(columns={"score": avg}), avg, color="split",
-                     title=f"{dialect} problems, B_p x n = {fixed_batch} (mean of {len(seeds_trained)} seeds)")
-        for dialect, part in at_fixed.groupby("dialect")])
-
-# %% [markdown]
-# Each run's weaker dialect at the largest budget, beside the base model's score on it:
-# the dialect a run abandons differs by seed, so the table shows every seed.
-
-# %%
-ends = by_dialect.groupby(["batch_problems", "n", "seed"])["rollouts"].transform("max")
-weaker = by_dialect[by_dialect["rollouts"] == ends].pivot_table(index=["batch_problems", "n", "seed"],
-                                                                columns="dialect", values="score")
-base_dialect = by_dialect[by_dialect["rollouts"] == 0].groupby("dialect")["score"].mean()
-weaker["weaker dialect"] = weaker[list(base_dialect.index)].idxmin(axis=1)
-weaker["its score"] = weaker[list(base_dialect.index)].min(axis=1)
-weaker["base model on it"] = weaker["weaker dialect"].map(base_dialect)
-table(weaker.reset_index().rename(columns={"batch_problems": "B_p"}))
-
-# %%
-claim = f"dialects (hard), at a fixed batch B_p x n = {fixed_batch}: n* grows with compute (Fig. 9)"
-finding = n_star_grows(own_scores["dialects"], claim, seeds)
-findings.append(headline(finding))
-summary_rows.append({"setting": f"LLM, dialects, B_p x n = {fixed_batch}", "mechanism": "competing skills",
-                     "n* by budget": n_star_path(split_optima), "verdict": finding.verdict, "claim": claim})
 
 # %% [markdown]
 # ## Skills that need exploration: misconceptions
@@ -382,13 +347,13 @@ table(base_skill, rename={"mean": "base model: P(right result)", "count": "steps
 
 # %%
 misconception_points = mean_over_seeds(run_points(misconception_runs, config.evaluation.k))
-misconception_optima = optima_by_budget(misconception_counts, ["n"], avg, budgets, seeds)
+misconception_optima = n_star_table(own_scores["misconceptions"], ["n"], seeds, problems["misconceptions"],
+                                    batch_problems * large)
 panels([curves_chart(misconception_points, metric, title=f"misconceptions, hard: {metric}")
         for metric in (avg, best)])
 
 # %%
-table(misconception_optima[["rollouts", "n", "score", "within noise", "lead"]],
-      rename={"n": "n*", "score": avg, "within noise": "n within noise", "lead": "lead over runner-up"})
+table(misconception_optima[["rollouts", "C/D", "updates", "n", "score", "within noise", "lead"]], rename=N_STAR_COLUMNS)
 
 # %% [markdown]
 # Per skill at the budget: each policy's probability of the right result on misconceived
@@ -458,9 +423,11 @@ table(summary[["setting", "mechanism", "n* by budget", "verdict"]]).map(verdict_
 # %%
 llm_optima = pd.concat([optima.assign(setting=name) for name, optima in (
     (f"today's task, {sqrt_name}", rule_optima[sqrt_name]), (f"today's task, {one_name}", rule_optima[one_name]),
-    (f"dialects, B_p x n = {fixed_batch}", split_optima),
     ("misconceptions", misconception_optima))], ignore_index=True)
-n_star_chart(llm_optima, "setting", title="the LLM: n* by budget in each setting (hard set)")
+n_star_chart(llm_optima, "setting", title=[
+    "the LLM: n* by budget in each setting (hard set)",
+    f"today's task: {regime_text(budgets, problems['today'], batch_problems * large)}",
+    f"misconceptions: {regime_text(budgets, problems['misconceptions'], batch_problems * large)}"])
 
 # %% [markdown]
 # **What the settings say.** The table and the verdicts above are this build's; what
@@ -474,9 +441,7 @@ n_star_chart(llm_optima, "setting", title="the LLM: n* by budget in each setting
 # section shows every misconceived kind unlearnt at the smallest $n$, kinds held by few
 # training problems too, most likely because the right answer on a misconceived step is
 # the carry rule that every other carry step already uses, so the skill was shared after
-# all. Problems that truly compete (the dialects) were not kept alive by a larger group
-# either: in every split and seed the weaker dialect ended near or below the base model's
-# score on it (the dialect section's table). Where $n^*$ grew, it was with one learning
+# all. Where $n^*$ grew, it was with one learning
 # rate for every $n$ (the largest $n$'s): the small group's noisier gradient stalls it as
 # compute grows while the large group keeps climbing, as in the bandit with shared
 # features under Adam at a constant step. That is the paper's law, but not shown to be a
@@ -501,8 +466,8 @@ n_star_chart(llm_optima, "setting", title="the LLM: n* by budget in each setting
 
 # %%
 at_budget = [scores[max(scores)] for scores in (rule_scores[sqrt_name], rule_scores[one_name],
-                                                own_scores["dialects"], own_scores["misconceptions"])]
-display(design_note(f"today's task and the dialects on seeds {', '.join(map(str, seeds_trained))}, the misconceptions "
+                                                own_scores["misconceptions"])]
+display(design_note(f"today's task on seeds {', '.join(map(str, seeds_trained))}, the misconceptions "
                     f"on {', '.join(map(str, config.misconceptions.seeds))}; the bandits {settings.seeds} seeds",
                     float(np.median([resolvable_difference(scores, seeds) for scores in at_budget])), seeds))
 FindingsTable(findings, "08_what_makes_n_grow", scale(config) + "; the LLM rows on seeds "

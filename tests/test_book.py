@@ -72,8 +72,8 @@ def test_the_book_builds_its_other_base_models_in_processes_of_their_own(built) 
     outputs, _, _ = built
     config = load_config(ROOT / "params" / "smoke.yaml", [f"system.outputs={outputs}"])
     arms = book_arms(config)
-    # the main model, chapter 07's Llama, chapter 08's dialect knob and misconceptions
-    assert len({sets_folder(arm) for arm in arms}) == 4
+    # the main model, chapter 07's Llama, chapter 08's misconceptions
+    assert len({sets_folder(arm) for arm in arms}) == 3
     assert all(sets_built(arm) for arm in arms)
     logs = sorted((outputs / "logs").glob("*.log"))  # the main arm came prebuilt: two were built, at once
     assert [log.stem for log in logs] == sorted(sets_folder(arm).name for arm in arms[1:])
@@ -225,7 +225,7 @@ def test_a_chapter_declaration_outside_its_fields_is_one_error(tmp_path: Path) -
     source = tmp_path / "chapter.py"
     source.write_text('# %% tags=["book-declarations"]\nextra_base_models = ["third-model"]\n')
     with pytest.raises(ConfigError, match=r"chapter.py: extra_base_models \['third-model'\]; allowed: a list of "
-                                          r"knob, second-model, misconceptions"):
+                                          r"second-model, misconceptions"):
         chapter_declarations(source)
     source.write_text('# %% tags=["book-declarations"]\nhalf = 0.5\n')
     with pytest.raises(ConfigError, match="may assign only budget_share, extra_base_models"):

@@ -26,7 +26,10 @@ def test_presets_load_and_defaults_match_the_cpu_preset() -> None:
 
 def test_the_long_book_is_the_default_with_three_chapters_at_four_times_the_budget() -> None:
     long = load_config(ROOT / "params" / "cpu-long.yaml")
-    assert replace(long, book=Config().book) == Config()  # same base models, sets and runs, extended
+    # Same base models, sets and runs, extended; the envelope on easy too, the reuse grid on 64 problems to C/D 256.
+    assert replace(long, book=Config().book, lr_envelope=Config().lr_envelope, data_reuse=Config().data_reuse) == Config()
+    assert long.lr_envelope.sets == ("easy", "hard")
+    assert long.data_reuse.budget / long.data_reuse.problems == 256
     budgets = {name: given.get("budget") for name, given in chapter_parameters("long.yaml", [], long).items()}
     assert budgets == {"00_introduction": None, "01_recipe": None, "02_n_versus_m": 4 * long.sweep.budget,
                        "03_bp_versus_n": None, "04_interference": 4 * long.sweep.budget, "05_data": None,
@@ -67,8 +70,8 @@ def test_overrides_apply_on_top_of_the_file() -> None:
         ("sets.mixtures={m: {medium: 1.0}}", r"sets.mixtures.m: unknown set \['medium'\]"),
         ("task.family=math-file", r"task.math_file.path: required when family is 'math-file'"),
         ("task.math_file.chat_template=maybe", r"task.math_file.chat_template: 'maybe' is not allowed; allowed: auto, on, off"),
-        ("nonsense=1", r"nonsense: unknown field; allowed: bandit, base_model, baseline, book, evaluation, "
-                       r"interference, misconceptions, model"),
+        ("nonsense=1", r"nonsense: unknown field; allowed: bandit, base_model, baseline, book, data_reuse, evaluation, "
+                       r"interference, lr_envelope, misconceptions, model"),
         ("pool_size", r"expected key=value"),
         ("train.set=medium", r"train.set: 'medium' is not a problem set; allowed: easy, hard, veryeasy, xhard, mix-dual"),
         ("train.n_train=9", r"train.n_train: must be <= rollouts_per_problem=8, got 9"),
@@ -79,8 +82,6 @@ def test_overrides_apply_on_top_of_the_file() -> None:
         ("system.device=tpu", r"system.device: 'tpu' is not a device; allowed: auto, cpu, cuda, cuda:N"),
         ("system.engine=sglang", r"system.engine: 'sglang' is not allowed; allowed: torch, vllm"),
         ("system.precision=fp8", r"system.precision: 'fp8' is not allowed; allowed: auto, fp32, bf16"),
-        ("interference.conflict=0", r"interference.conflict: the knob-on runs need a share of ten-less problems in "
-                                    r"\(0, 1\], got 0"),
         ("interference.seeds=[3, 3]", r"interference.seeds: needs at least two distinct seeds >= 0, got \[3, 3\]"),
         ("interference.sets=[medium]", r"interference.sets: 'medium' is not a problem set; allowed: easy, hard"),
         ("book.budgets={02_n_versus_m: 0}", r"book.budgets.02_n_versus_m: 0 is out of range; allowed: \[1, inf\]"),

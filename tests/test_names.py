@@ -15,6 +15,7 @@ from isobook.config import (
     TrainConfig,
     load_config,
     pipeline,
+    with_overrides,
 )
 from isobook.store.names import (
     Seed,
@@ -26,7 +27,7 @@ from isobook.store.names import (
     step_seed,
     transfer_cache_name,
 )
-from isobook.sweeps import grid_run, knob_arms, model_arms, run_sweep, sweep_configs
+from isobook.sweeps import grid_run, model_arms, run_sweep, sweep_configs
 
 from conftest import smoke_config
 
@@ -144,7 +145,7 @@ def test_the_cpu_books_store_answers_after_the_task_and_second_model_became_subs
     the second model (``second_model.model``) name the base models and sets it holds (its
     runs were renamed with the recipe's warm-up in rollouts and again with the anchor at B = 128)."""
     config = Config()
-    knob = knob_arms(config)["knob 0.5"]
+    knob = with_overrides(config, ["task.chain.conflict=0.5"])
     second = model_arms(config)["llama-h64-l4"]
     assert base_model_id(knob) == "qwen2-h96-l3-chain-s0-76d9ab"
     assert sets_id(knob) == "qwen2-h96-l3-chain-s0-76d9ab-pool4000-1a040e"

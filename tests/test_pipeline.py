@@ -12,7 +12,7 @@ import isobook.model.pretrain as base_model
 import isobook.sets.build as pipeline
 from isobook.cli import main
 from isobook.config import Config, load_config
-from isobook.sets.build import SetsResult, dialects, prepare_sets
+from isobook.sets.build import prepare_sets
 from isobook.store.names import base_model_path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,19 +48,6 @@ def test_sets_follow_the_rules_and_match_the_summary(built) -> None:
     assert summary["hard_pass_at_k_positive"] == pytest.approx(sum(c > 0 for c in hard_rows) / len(hard_rows), abs=1e-4)
     assert summary["stability"]["problems"] == 400 and -1 <= summary["stability"]["pearson"] <= 1
     assert summary["rollouts"] >= 2 * 400 * 16
-
-
-@pytest.mark.parametrize("mixed", [True, False])
-def test_dialects_name_every_problem_of_both_splits(tmp_path: Path, mixed: bool) -> None:
-    rows = {"train": {"id": ["a", "b"], "dialect": ["standard", "ten-less"]},
-            "validation": {"id": ["c"], "dialect": ["ten-less"]}}
-    if not mixed:  # a pool of one dialect has no dialect column
-        rows = {split: {"id": columns["id"]} for split, columns in rows.items()}
-    datasets.DatasetDict({split: datasets.Dataset.from_dict(columns) for split, columns in rows.items()}).save_to_disk(
-        str(tmp_path / "hard"))
-    found = dialects(SetsResult(tmp_path, {"sets": {"hard": {"train": 2, "validation": 1}}}, cached=True), "hard")
-    expected = {"a": "standard", "b": "ten-less", "c": "ten-less"} if mixed else dict.fromkeys("abc", "standard")
-    assert found.to_dict() == expected
 
 
 def test_a_second_request_reuses_the_sets(built, capsys: pytest.CaptureFixture[str]) -> None:

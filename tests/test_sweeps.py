@@ -22,7 +22,6 @@ from isobook.store.names import run_folder
 from isobook.tasks import make_task
 from isobook.sweeps import (
     grid_run,
-    knob_arms,
     misconception_arms,
     n_grid,
     run_configs,
@@ -148,10 +147,6 @@ def test_runs_off_the_grid_share_the_store_carry_labels_and_score_on_other_sets(
     small = grid_run(config, "easy", 2, 2, ["train.data_size=3"])
     assert run_folder(small) != run_folder(on_grid)
     assert grid_run(config, "easy", 2, 2, seed=5).train.seed == 5 and on_grid.train.seed == config.sweep.seeds[0]
-    arms = knob_arms(config)
-    assert list(arms) == ["knob 0", "knob 0.5"] and arms["knob 0.5"].task.chain.conflict == 0.5
-    with pytest.raises(ConfigError, match=r"interference.conflict: the knob-on runs need a knob unlike task.chain.conflict"):
-        knob_arms(smoke_config(outputs_with_sets, "task.chain.conflict=0.5"))
     arms = misconception_arms(config)
     chain = arms["misconceptions 12"].task.chain
     assert list(arms) == ["misconceptions 0", "misconceptions 12"] and arms["misconceptions 0"] is config

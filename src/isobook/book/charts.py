@@ -70,6 +70,20 @@ def curves_chart(points: pd.DataFrame, metric: str, color: str = "n", title: str
     ).properties(width=WIDTH, height=HEIGHT)
 
 
+def rate_chart(curves: pd.DataFrame, metric: str, title: str = "") -> alt.Chart:
+    """Validation `metric` against the peak learning rate (log2 axis), one line per n, for
+    one budget: the tuning behind a learning-rate envelope. `curves`: columns ``n``,
+    ``lr`` and ``score`` (`envelope.Envelope.curves` at one budget)."""
+    data = curves.sort_values(["n", "lr"]).copy()
+    data["label"], order = category_labels(data["n"])
+    return alt.Chart(data, title=title).mark_line(point=True).encode(
+        x=alt.X("lr:Q", title="peak learning rate", scale=alt.Scale(type="log", base=2),
+                axis=alt.Axis(format=".1e", labelAngle=-45)),
+        y=alt.Y("score:Q", title=metric, scale=alt.Scale(zero=False)),
+        color=category_color("label", order, "n"),
+    ).properties(width=WIDTH, height=HEIGHT)
+
+
 def gap_chart(rewards: pd.DataFrame, metric: str, title: str = "") -> alt.LayerChart:
     """Training reward (dashed) and validation `metric` (solid) versus rollouts, one colour
     per n (paper Figure 13). `rewards`: columns ``n``, ``rollouts``, ``reward`` (the
@@ -89,7 +103,7 @@ def gap_chart(rewards: pd.DataFrame, metric: str, title: str = "") -> alt.LayerC
 
 
 def frontier_chart(fits: dict[tuple, SigmoidFit], edge: pd.DataFrame, metric: str, key: str = "n",
-                   title: str = "") -> alt.LayerChart:
+                   title: str | list[str] = "") -> alt.LayerChart:
     """Fitted curves (thin, one per `key` value) under the compute-optimal frontier, whose
     points are coloured by the `key` value attaining it (n*)."""
     rows = [{"curve": str(curve), "rollouts": 2.0**x, metric: float(fit(x))}
@@ -105,7 +119,7 @@ def frontier_chart(fits: dict[tuple, SigmoidFit], edge: pd.DataFrame, metric: st
     return alt.layer(fitted, envelope, title=title).properties(width=WIDTH, height=HEIGHT)
 
 
-def optimal_chart(edge: pd.DataFrame, fit: SigmoidFit, key: str = "n", title: str = "") -> alt.LayerChart:
+def optimal_chart(edge: pd.DataFrame, fit: SigmoidFit, key: str = "n", title: str | list[str] = "") -> alt.LayerChart:
     """log2 of the frontier's `key` (n*) versus rollouts, with its fitted sigmoid."""
     x = np.linspace(fit.x_min, fit.x_max, 60)
     curve = pd.DataFrame({"rollouts": 2.0**x, f"log2 {key}*": fit(x)})
@@ -118,7 +132,7 @@ def optimal_chart(edge: pd.DataFrame, fit: SigmoidFit, key: str = "n", title: st
     ).properties(width=WIDTH, height=HEIGHT)
 
 
-def n_star_chart(optima: pd.DataFrame, color: str, title: str = "") -> alt.LayerChart:
+def n_star_chart(optima: pd.DataFrame, color: str, title: str | list[str] = "") -> alt.LayerChart:
     """n* (log2 axis) versus rollouts, one line per value of `color`, over a band from the
     smallest to the largest n within noise of n* at each budget. `optima`: columns
     ``rollouts``, ``n``, ``within noise`` (`findings.bandit_claims.bandit_optima` rows) and `color`.

@@ -27,6 +27,8 @@ class Config:
     recipe: pipeline.RecipeConfig = field(default_factory=pipeline.RecipeConfig)
     evaluation: pipeline.EvaluationConfig = field(default_factory=pipeline.EvaluationConfig)
     sweep: pipeline.SweepConfig = field(default_factory=pipeline.SweepConfig)
+    lr_envelope: studies.LrEnvelopeConfig = field(default_factory=studies.LrEnvelopeConfig)
+    data_reuse: studies.DataReuseConfig = field(default_factory=studies.DataReuseConfig)
     bandit: studies.BanditConfig = field(default_factory=studies.BanditConfig)
     interference: studies.InterferenceConfig = field(default_factory=studies.InterferenceConfig)
     second_model: studies.SecondModelConfig = field(default_factory=studies.SecondModelConfig)
@@ -38,7 +40,8 @@ class Config:
     def __post_init__(self) -> None:
         names = self.set_names()
         chosen_sets = {"train.set": (self.train.set,), "sweep.sets": self.sweep.sets,
-                       "interference.sets": self.interference.sets, "second_model.set": (self.second_model.set,),
+                       "interference.sets": self.interference.sets,
+                       "lr_envelope.sets": self.lr_envelope.sets, "data_reuse.set": (self.data_reuse.set,), "second_model.set": (self.second_model.set,),
                        "baseline.set": (self.baseline.set,)}
         for where, chosen in chosen_sets.items():
             unknown = [name for name in chosen if name not in names]

@@ -1,5 +1,6 @@
-"""The studies' sections: the bandits and the interference runs (chapters 04 and 08), chapter 07's second
-model and baselines, chapter 08's misconception task."""
+"""The studies' sections: chapter 02's learning-rate envelope and data-reuse grid, the bandits and the
+interference runs (chapters 04 and 08), chapter 07's second model and baselines, chapter 08's
+misconception task."""
 
 from __future__ import annotations
 
@@ -8,6 +9,49 @@ from typing import ClassVar
 
 from isobook.config.fields import ConfigError, Section, needs_distinct_seeds, needs_powers_of_two, option
 from isobook.config.pipeline import ModelConfig
+
+
+@dataclass(frozen=True)
+class LrEnvelopeConfig(Section):
+    """Chapter 02's learning-rate envelope (`isobook.analysis.envelope`): every n of the sweep at
+    its first B_p, on each set in `sets`, trained at the sqrt(B) rule's peak rate times each
+    of `multipliers` (and at the largest n's rate, chapter 08's one-rate arm), once per seed
+    of `seeds`. A bracket whose best multiplier at the budget sits at its edge is extended by
+    a factor 2 beyond it, at most `extensions` times."""
+
+    PATH: ClassVar[str] = "lr_envelope"
+
+    multipliers: tuple[float, ...] = option((0.25, 0.5, 1.0, 2.0), "peak learning rates tried per n, as multiples "
+                                            "of the sqrt(B) rule's (1 is chapter 02's run)")
+    extensions: int = option(1, "factor-2 steps a bracket may grow by while its best rate sits at an edge",
+                             low=0, high=4)
+    sets: tuple[str, ...] = option(("hard",), "problem sets whose n-grid is tuned per n")
+    seeds: tuple[int, ...] = option((0, 1), "seeds of every run of the envelope (at least two)")
+
+    def check(self) -> None:
+        if len(self.multipliers) < 2 or min(self.multipliers) <= 0 or 1.0 not in self.multipliers:
+            raise ConfigError(f"multipliers: needs two or more positive multiples, 1 among them (the rule's own "
+                              f"rate), got {list(self.multipliers)}")
+        needs_distinct_seeds("seeds", self.seeds)
+
+
+@dataclass(frozen=True)
+class DataReuseConfig(Section):
+    """Chapter 02's data-reuse grid (`isobook.analysis.reuse`): every n of the sweep at its first
+    B_p on the first `problems` training problems of `set`, each n at the learning rate the
+    envelope chose for it at the sweep's budget, to `budget` rollouts (C/D = budget /
+    problems), once per seed of `seeds`."""
+
+    PATH: ClassVar[str] = "data_reuse"
+
+    set: str = option("hard", "the problem set whose first training problems are reused")
+    problems: int = option(32, "training problems D (train.data_size of every run)", low=1)
+    budget: int = option(4096, "rollouts per run (a power of two)", low=1)
+    seeds: tuple[int, ...] = option((0, 1), "seeds of every run of the grid (at least two)")
+
+    def check(self) -> None:
+        needs_powers_of_two("budget", self.budget)
+        needs_distinct_seeds("seeds", self.seeds)
 
 
 @dataclass(frozen=True)
@@ -69,22 +113,15 @@ class BanditConfig(Section):
 class InterferenceConfig(Section):
     """The LLM's interference studies: chapter 04's pass@1 histograms (the smallest and the
     largest of the sweep's n at its first B_p, on each set in `sets`, once per seed in
-    `seeds`), and chapter 08's runs on those seeds, among them the task with the knob at
-    `conflict`: problems in two dialects whose carry rules disagree (`tasks.chain`), so that
-    they compete for the model's weights, on a base model and sets of its own."""
+    `seeds`), and chapter 08's learning-rate runs on those seeds."""
 
     PATH: ClassVar[str] = "interference"
 
-    conflict: float = option(0.5, "task.chain.conflict of the knob-on runs: the share of problems in the ten-less "
-                             "dialect (> 0 and unlike task.chain.conflict)", low=0.0, high=1.0)
     seeds: tuple[int, ...] = option((0, 1), "seeds of the LLM runs of chapters 04 and 08 (at least two: the "
                                     "verdicts rest on more than one trained policy)")
     sets: tuple[str, ...] = option(("hard",), "problem sets of chapter 04's pass@1 histograms")
 
     def check(self) -> None:
-        if self.conflict <= 0:
-            raise ConfigError(f"conflict: the knob-on runs need a share of ten-less problems in (0, 1], "
-                              f"got {self.conflict}")
         needs_distinct_seeds("seeds", self.seeds)
 
 

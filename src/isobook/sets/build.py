@@ -41,7 +41,6 @@ from isobook.store.atomic import StoreError, atomic_folder, read_stored
 from isobook.store.names import POOL_SEED_OFFSET, sets_built, sets_folder
 from isobook.store.runs import settled_status
 from isobook.tasks import Problem, Task, make_task
-from isobook.tasks.chain import STANDARD
 from isobook.tasks.metrics import best_at_k
 
 
@@ -150,17 +149,6 @@ def load_set(sets: SetsResult, name: str) -> datasets.DatasetDict:
                           "(a larger sets.pool_size fills more sets)")
     return read_stored(sets.folder / name, lambda p: datasets.load_from_disk(str(p)),
                        f"delete {sets.folder} to rebuild the sets")
-
-
-def dialects(sets: SetsResult, name: str) -> pd.Series:
-    """The dialect of every problem of set `name` (train and validation), indexed by ``id``:
-    the chain task's ``dialect`` column, or ``standard`` for all where the pool has one
-    dialect (``task.chain.conflict`` 0)."""
-    splits = load_set(sets, name)
-    frame = pd.concat([splits[split].to_pandas() for split in ("train", "validation")], ignore_index=True)
-    if "dialect" not in frame:
-        return pd.Series(STANDARD, index=pd.Index(frame["id"], name="id"), name="dialect")
-    return frame.set_index("id")["dialect"]
 
 
 def _block(config: Config) -> int:

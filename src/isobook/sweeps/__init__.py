@@ -18,7 +18,6 @@ from isobook.sweeps.grid import (
     GRID_COLUMNS,
     grid_row,
     grid_run,
-    knob_arms,
     misconception_arms,
     model_arms,
     n_grid,
@@ -26,6 +25,6 @@ from isobook.sweeps.grid import (
 )
 from isobook.sweeps.results import mean_over_seeds, run_counts, run_history, run_points, run_train_pass, sweep_points
 
-__all__ = ["GRID_COLUMNS", "execute_run", "grid_row", "grid_run", "knob_arms", "mean_over_seeds", "misconception_arms",
+__all__ = ["GRID_COLUMNS", "execute_run", "grid_row", "grid_run", "mean_over_seeds", "misconception_arms",
            "model_arms", "n_grid", "run_configs", "run_counts", "run_history", "run_points", "run_sweep",
            "run_train_pass", "sweep_configs", "sweep_points"]

@@ -56,18 +56,6 @@ def grid_row(config: Config) -> dict[str, object]:
     return {"set": t.set, "batch_problems": t.batch_problems, "n": t.rollouts_per_problem, "seed": t.seed}
 
 
-def knob_arms(config: Config) -> dict[str, Config]:
-    """The knob's two arms: the config as it is and the same with ``task.chain.conflict`` at
-    ``interference.conflict`` (problems in two competing dialects), by their labels
-    (``knob 0``, ``knob 0.5``)."""
-    on = config.interference.conflict
-    off = config.task.chain.conflict
-    if on == off:
-        raise ConfigError(f"interference.conflict: the knob-on runs need a knob unlike task.chain.conflict ({on:g}); "
-                          f"allowed: (0, 1] but {on:g}")
-    return {f"knob {off:g}": config, f"knob {on:g}": with_overrides(config, [f"task.chain.conflict={on}"])}
-
-
 def misconception_arms(config: Config) -> dict[str, Config]:
     """Today's task and the coverage-limited one, by their labels (``misconceptions 0``,
     ``misconceptions 12``): the config as it is, and the same with the chain task's
@@ -98,7 +86,7 @@ def model_arms(config: Config) -> dict[str, Config]:
 
 
 # The base-model arms a chapter may declare (``extra_base_models``), by the name it uses.
-ARMS: dict[str, Callable[[Config], dict[str, Config]]] = {"knob": knob_arms, "second-model": model_arms,
+ARMS: dict[str, Callable[[Config], dict[str, Config]]] = {"second-model": model_arms,
                                                            "misconceptions": misconception_arms}
 
 

@@ -235,13 +235,19 @@ def scores_by_budget(counts: pd.DataFrame, by: Sequence[str], metric: Metric,
 
 def optima_by_budget(counts: pd.DataFrame, by: Sequence[str], metric: Metric, budgets: Sequence[float],
                      seeds: SeedVariance | None, level: str = "n") -> pd.DataFrame:
-    """At each budget, the best candidate and the `level` values within noise of it:
-    columns ``rollouts``, the `by` columns of the best, ``score``, ``within noise`` (the
-    set of `level` values, as a tuple), ``lead`` (the best's lead over the runner-up,
-    an `Interval` or None) and ``candidates``. Budgets with fewer than two candidates are
-    left out."""
+    """`optima_of_scores` of `scores_by_budget`."""
+    return optima_of_scores(scores_by_budget(counts, by, metric, budgets), by, seeds, level)
+
+
+def optima_of_scores(by_budget: Mapping[float, pd.DataFrame], by: Sequence[str], seeds: SeedVariance | None,
+                     level: str = "n") -> pd.DataFrame:
+    """At each budget of `by_budget` (per-problem scores, columns the `by` candidates), the
+    best candidate and the `level` values within noise of it: columns ``rollouts``, the `by`
+    columns of the best, ``score``, ``within noise`` (the set of `level` values, as a
+    tuple), ``lead`` (the best's lead over the runner-up, an `Interval` or None) and
+    ``candidates``. Budgets with fewer than two candidates are left out."""
     rows = []
-    for budget, scores in scores_by_budget(counts, by, metric, budgets).items():
+    for budget, scores in by_budget.items():
         if scores.shape[1] < 2:
             continue
         found = optimum(scores, seeds)
