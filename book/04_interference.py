@@ -203,9 +203,10 @@ table(pd.concat(compare, ignore_index=True)[["set", "rollouts", "C/D", "updates"
 # ## Pass@1 histograms at matched compute and matched epochs (Figure 12)
 #
 # The charts and the first table: per-problem pass@1 (8 samples) on the set's first
-# training problems, measured at the `evaluation.train_pass_rollouts` points, for the
-# smallest and the largest $n$ of chapter 02's runs on each set of `interference.sets`, on
-# every seed of `interference.seeds` (the charts show the first seed). The two $n$ did not
+# training problems, measured at the `interference.train_pass_rollouts` points, for the
+# smallest and the largest $n$ of chapter 02's grid (trained here with that measurement,
+# on the same seeds) on each set of `interference.sets`, on every seed of
+# `interference.seeds` (the charts show the first seed). The two $n$ did not
 # visit those problems equally: by the budget the small group has drawn about every
 # training problem once, the large group only the problems its 16 updates drew, a few of
 # these. So the verdicts read the same runs on their validation problems, which neither
@@ -224,8 +225,8 @@ table(pd.concat(compare, ignore_index=True)[["set", "rollouts", "C/D", "updates"
 
 # %%
 knob = config.interference
-pile_runs = [grid_run(config, set_name, batch_problems, n, seed=seed) for set_name in knob.sets
-             for n in (min(n_values), max(n_values)) for seed in knob.seeds]
+pile_runs = [grid_run(config, set_name, batch_problems, n, knob.histogram_changes(), seed=seed)
+             for set_name in knob.sets for n in (min(n_values), max(n_values)) for seed in knob.seeds]
 display(runs_note(run_configs(pile_runs, config, show_progress=False)))
 train_pass = run_train_pass(pile_runs)
 if not train_pass.empty:
@@ -236,7 +237,7 @@ if not train_pass.empty:
     display(table(pass_summary(train_pass, by=["set", "seed", "n"]),
                   rename={"stuck": "share at 0", "solved": "share at 1"}))
 else:
-    display(note("No training-set pass rates were measured (evaluation.train_pass_rollouts is empty)."))
+    display(note("No training-set pass rates were measured (interference.train_pass_rollouts is empty)."))
 
 # %% [markdown]
 # ## Findings at our scale

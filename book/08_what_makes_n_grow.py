@@ -214,7 +214,8 @@ designs = {  # setting -> its runs, each with its label
              for seed in seeds_trained for n in n_values]
             + [(grid_run(config, "hard", batch_problems, n, one_rate, seed=seed), one_name)
                for seed in seeds_trained for n in n_values if n != large],  # n = large: its rule run
-    "misconceptions": [(grid_run(arm, "hard", batch_problems, n, seed=seed), "")
+    "misconceptions": [(grid_run(arm, "hard", batch_problems, n,  # the extremes measure training problems too
+                                 config.interference.histogram_changes() if n in (small, large) else [], seed=seed), "")
                        for seed in config.misconceptions.seeds for n in n_values]}
 problems = {"today": prepare_sets(config).summary["sets"]["hard"]["train"],
             "misconceptions": prepare_sets(arm).summary["sets"]["hard"]["train"]}  # D of each hard set
@@ -385,7 +386,7 @@ if not train_pass.empty:
                        title=f"misconceptions, hard: pass@1 of training problems, seed {train_pass['seed'].min()}"))
     display(table(pass_summary(train_pass, by=["n"]), rename={"stuck": "share at 0", "solved": "share at 1"}))
 else:
-    display(note("No training-set pass rates were measured (evaluation.train_pass_rollouts is empty)."))
+    display(note("No training-set pass rates were measured (interference.train_pass_rollouts is empty)."))
 
 # %%
 final_misconceptions = {metric: problem_scores(misconception_counts, ["n"], metric) for metric in (best, worst)}

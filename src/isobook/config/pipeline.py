@@ -304,8 +304,8 @@ class EvaluationConfig(Section):
         1, "evaluation points per doubling of compute: 1 scores the power-of-two budgets the chapters "
         "compare; each further point costs a validation pass (validation_problems x samples rollouts)", low=1)
     train_pass_rollouts: tuple[int, ...] = option(
-        (0, 512, 4096), "rollout counts at which per-problem pass@1 of the training set is "
-        "measured (the interference histograms; 512 is where n = 4 has drawn the problems n = 32 draws by 4,096)")
+        (), "rollout counts at which per-problem pass@1 of the training set is measured (none by default: "
+        "the book's histogram runs take interference.train_pass_rollouts)")
     train_pass_problems: int = option(128, "training problems in that measurement", low=1)
     train_pass_samples: int = option(8, "samples per training problem for that pass@1", low=1)
     checkpoint_every: int = option(25, "updates between resumable checkpoints", low=1)

@@ -113,13 +113,21 @@ class BanditConfig(Section):
 class InterferenceConfig(Section):
     """The LLM's interference studies: chapter 04's pass@1 histograms (the smallest and the
     largest of the sweep's n at its first B_p, on each set in `sets`, once per seed in
-    `seeds`), and chapter 08's learning-rate runs on those seeds."""
+    `seeds`, measuring training problems at `train_pass_rollouts`; chapter 08's misconception
+    runs at those n too), and chapter 08's learning-rate runs on those seeds."""
 
     PATH: ClassVar[str] = "interference"
 
     seeds: tuple[int, ...] = option((0, 1), "seeds of the LLM runs of chapters 04 and 08 (at least two: the "
                                     "verdicts rest on more than one trained policy)")
     sets: tuple[str, ...] = option(("hard",), "problem sets of chapter 04's pass@1 histograms")
+    train_pass_rollouts: tuple[int, ...] = option(
+        (0, 512, 4096), "evaluation.train_pass_rollouts of the histogram runs: where per-problem pass@1 of "
+        "training problems is measured (512 is where n = 4 has drawn the problems n = 32 draws by 4,096)")
+
+    def histogram_changes(self) -> list[str]:
+        """Overrides that make a run measure its training problems for the histograms."""
+        return [f"evaluation.train_pass_rollouts={list(self.train_pass_rollouts)}"]
 
     def check(self) -> None:
         needs_distinct_seeds("seeds", self.seeds)
