@@ -73,7 +73,7 @@ use_offline_renderer()
 config = chapter_config(params, overrides, budget)
 avg, best, worst = (metric_name(kind, config.evaluation) for kind in ("avg", "best", "worst"))
 batch_problems, n_values, _ = n_grid(config)
-largest_batch = batch_problems * max(n_values)
+small, largest_batch = min(n_values), batch_problems * max(n_values)
 grid = reference_grid(config)  # B_p fixed, two seeds: the grid every chapter's seed variance is measured on
 budgets = power_of_two_budgets(config.evaluation, config.sweep.budget)
 reuse = config.data_reuse
@@ -189,10 +189,10 @@ for set_name, envelope in envelopes.items():
 
 # %%
 preferred = {set_name: preferred_rates(table_, avg, config.sweep.budget, seeds) for set_name, table_ in rates.items()}
-table(pd.concat([p.assign(set=s) for s, p in preferred.items()])[["set", "n", "best", "lr", "within noise",
-                                                                   "rule within noise"]],
-      rename={"best": "best multiplier", "lr": "its peak rate", "within noise": "multipliers within noise",
-              "rule within noise": "the rule's rate within noise"}, digits=4)
+display(table(pd.concat([p.assign(set=s) for s, p in preferred.items()])[["set", "n", "best", "lr", "within noise",
+                                                                           "rule within noise"]],
+              rename={"best": "best multiplier", "lr": "its peak rate", "within noise": "multipliers within noise",
+                      "rule within noise": "the rule's rate within noise"}, digits=4))
 for set_name, p in preferred.items():
     off = p[~p["rule within noise"]]
     display(note(f"{set_name}: the rule's rate is within noise of the best for every n." if off.empty else
@@ -228,8 +228,10 @@ table(pd.concat([o.assign(set=s, rate=arm) for (s, arm), o in envelope_optima.it
 
 # %%
 reuse_points = mean_over_seeds(run_points(reused, config.evaluation.k))
+chosen = {n: reuse_rates.get(n, 1.0) for n in n_values}
 display(note(f"D = {reuse.problems} problems of {reuse.set}, to {reuse.budget:,} rollouts; peak rates "
-             + ", ".join(f"x{reuse_rates.get(n, 1.0):g} the rule's at n = {n}" for n in n_values)
+             + (f"x{chosen[small]:g} the rule's at every n" if len(set(chosen.values())) == 1 else
+                ", ".join(f"x{m:g} the rule's at n = {n}" for n, m in chosen.items()))
              + f"; seeds {', '.join(map(str, reuse.seeds))}."))
 curves_chart(reuse_points, avg, title=f"{reuse.set}, D = {reuse.problems}: {avg}, B_p = {batch_problems} "
                                       f"(mean of {len(reuse.seeds)} seeds)")

@@ -447,7 +447,9 @@ n_star_chart(llm_optima, "setting", title=[
 # compute grows while the large group keeps climbing, as in the bandit with shared
 # features under Adam at a constant step. That is the paper's law, but not shown to be a
 # better allocation: the learning-rate section compares each rule's best $n$ at the
-# budget where the two are different runs.
+# budget where the two are different runs, and chapter 02 reads $n^*$ with every $n$ at
+# its own best rate from a bracket around both rules (its envelope finding on the landing
+# page says whether $n^*$ grows there).
 #
 # **Beside other work.** 2-GRPO (Wu et al., arXiv 2510.00977) keeps 98.1% of 16-GRPO's
 # score with 12.5% of its rollouts: two rollouts per problem suffice where successes

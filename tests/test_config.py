@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from isobook.book.build import chapter_parameters
-from isobook.config import Config, ConfigError, describe, load_config
+from isobook.config import Config, ConfigError, describe, load_config, with_overrides
 from isobook.sweeps import model_arms, sweep_configs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -157,3 +157,11 @@ def test_describe_comments_each_field_with_its_help_and_allowed_values() -> None
         "# folder for models, sets and runs")  # no range, no 'allowed'
     # A value with a newline stays on one line, as a YAML double-quoted string.
     assert r'  prompt_template: "{question}\nPut the final answer within \\boxed{{}}."' in "\n".join(lines)
+
+
+def test_only_the_histogram_runs_measure_training_problems() -> None:
+    config = Config()
+    assert config.evaluation.train_pass_rollouts == ()
+    histogram = with_overrides(config, config.interference.histogram_changes())
+    assert histogram.evaluation.train_pass_rollouts == (0, 512, 4096)
+    assert replace(histogram, evaluation=config.evaluation) == config
