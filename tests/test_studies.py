@@ -21,7 +21,7 @@ from isobook.analysis.envelope import (
 from isobook.analysis.findings.statistics import SeedVariance, problem_scores
 from isobook.analysis.n_star import n_star_path, n_star_table, regime, regime_text
 from isobook.analysis.reuse import envelope_rates, reuse_runs
-from isobook.config import Config, ConfigError, load_config, with_overrides
+from isobook.config import Config, with_overrides
 from isobook.tasks.metrics import Metric
 
 METRIC = Metric("avg", 4)
@@ -138,15 +138,3 @@ def test_n_star_tables_say_where_each_budget_sits() -> None:
     assert list(table.columns) == ["rollouts", "C/D", "updates", "n", "score", "within noise", "lead", "candidates"]
     assert table[["rollouts", "C/D", "updates", "n"]].values.tolist() == [[512, 8.0, 2, 32], [1024, 16.0, 4, 32]]
     assert n_star_path(table) == "32, 32"
-
-
-@pytest.mark.parametrize(("override", "message"), [
-    ("lr_envelope.multipliers=[0.5, 2]", r"lr_envelope.multipliers: needs two or more positive multiples, 1 among"),
-    ("lr_envelope.seeds=[0]", r"lr_envelope.seeds: needs at least two distinct seeds"),
-    ("data_reuse.budget=3000", r"data_reuse.budget: needs a power of two"),
-    ("data_reuse.set=medium", r"data_reuse.set: 'medium' is not a problem set"),
-    ("interference.conflict=0.5", r"interference.conflict: replaced; allowed: nothing \(the book runs no dialect"),
-])
-def test_bad_study_settings_fail_naming_the_field(override: str, message: str) -> None:
-    with pytest.raises(ConfigError, match=message):
-        load_config(None, [override])
