@@ -59,7 +59,7 @@ from isobook.analysis.findings.claims import n_star_grows, optimum_at_larger_n, 
 from isobook.analysis.findings.statistics import grid_seed_variance, problem_scores, resolvable_difference
 from isobook.analysis.findings.verdicts import headline
 from isobook.analysis.frontier import analyse_frontier
-from isobook.analysis.n_star import n_star_table, regime_text
+from isobook.analysis.n_star import n_star_path, n_star_table, regime_text
 from isobook.analysis.reuse import envelope_rates, reuse_runs
 from isobook.book.charts import curves_chart, frontier_chart, optimal_chart, panels, rate_chart, use_offline_renderer
 from isobook.book.kernel import chapter_config
@@ -267,6 +267,9 @@ FindingsTable(findings, "02_n_versus_m", scale(config))
 # reach C/D of several hundred and hundreds of updates; the runs here reach:
 
 # %%
+paths = {f"{s}, {arm}": n_star_path(o) for (s, arm), o in envelope_optima.items()}
+paths[f"{reuse.set}, D = {reuse.problems}"] = n_star_path(reuse_optima)
 display(note(f"the grid and the envelope on hard: {regime_text(budgets, problems['hard'], largest_batch)}; "
-             f"the data-reuse grid: {regime_text(reuse_budgets, reuse.problems, largest_batch)}. A verdict here "
-             "is about the first updates of the paper's runs."))
+             f"the data-reuse grid: {regime_text(reuse_budgets, reuse.problems, largest_batch)}. n* by budget: "
+             + "; ".join(f"{name}: {path}" for name, path in paths.items())
+             + ". A verdict here is about the first updates of the paper's runs."))
