@@ -189,10 +189,12 @@ for set_name, envelope in envelopes.items():
 
 # %%
 preferred = {set_name: preferred_rates(table_, avg, config.sweep.budget, seeds) for set_name, table_ in rates.items()}
-display(table(pd.concat([p.assign(set=s) for s, p in preferred.items()])[["set", "n", "best", "lr", "within noise",
-                                                                           "rule within noise"]],
+shown = pd.concat([p.assign(set=s) for s, p in preferred.items()])
+display(table(shown.assign(best=shown["best"].map(lambda m: f"x{m:g}"), lr=shown["lr"].map(lambda v: f"{v:.2g}"),
+                           **{"rule within noise": shown["rule within noise"].map({True: "yes", False: "no"})})
+              [["set", "n", "best", "lr", "within noise", "rule within noise"]],
               rename={"best": "best multiplier", "lr": "its peak rate", "within noise": "multipliers within noise",
-                      "rule within noise": "the rule's rate within noise"}, digits=4))
+                      "rule within noise": "the rule's rate within noise"}))
 for set_name, p in preferred.items():
     off = p[~p["rule within noise"]]
     display(note(f"{set_name}: the rule's rate is within noise of the best for every n." if off.empty else
@@ -201,14 +203,15 @@ for set_name, p in preferred.items():
                  "tuned on easy, is not each n's best here."))
 
 # %% [markdown]
-# $n^*$ at each budget on the envelope, beside the $\sqrt{B}$ rule's (this chapter's grid)
-# and the one-rate arm's (every $n$ at the largest $n$'s rate):
+# $n^*$ at each budget on the envelope (each $n$ at its own best rate), beside the
+# $\sqrt{B}$ rule's (this chapter's grid) and the one-rate arm's (every $n$ at the largest
+# $n$'s rate):
 
 # %%
 arms = {}
 for set_name, table_ in rates.items():
     one_rate = np.isclose(table_["lr"], rule_peak(config, largest_batch), rtol=1e-9)
-    arms[set_name] = {"each n at its best": envelopes[set_name].scores,
+    arms[set_name] = {"own best": envelopes[set_name].scores,
                       "sqrt rule": scores_by_budget(table_[table_["multiplier"] == 1.0], ["n"], avg, budgets),
                       "one rate": scores_by_budget(table_[one_rate], ["n"], avg, budgets)}
 envelope_optima = {(set_name, arm): n_star_table(by_budget, ["n"], seeds, problems[set_name], largest_batch)
