@@ -167,7 +167,8 @@ table(pd.DataFrame([{"set": s, "metric": m, "n*": o.best, "score": o.value, "n w
 # %% [markdown]
 # ## Each n at its own best learning rate
 #
-# Every $n$ of the hard grid trains at a bracket of peak learning rates: the $\sqrt{B}$
+# Every $n$ of the grid on each set of `lr_envelope.sets` (hard in the default preset)
+# trains at a bracket of peak learning rates: the $\sqrt{B}$
 # rule's times each of `lr_envelope.multipliers`, and the rate of the largest $n$ (chapter
 # 08's one-rate arm), on the same seeds; where the best rate of an $n$ sits at an edge of
 # its bracket, the bracket grows past it. At each budget the rate of each $n$ is chosen on
@@ -225,8 +226,9 @@ table(pd.concat([o.assign(set=s, rate=arm) for (s, arm), o in envelope_optima.it
 #
 # The paper's mechanisms for a growing $n^*$ (problems revisited until they stop giving
 # signal, interference between them) need data reuse. Here every $n$ trains on the first
-# `data_reuse.problems` training problems of the hard set, at the rate the envelope chose
-# for it at the budget, until each problem has been drawn `data_reuse.budget` /
+# `data_reuse.problems` training problems of `data_reuse.set` (hard by default), at the
+# rate the envelope chose for it at the budget (the rule's rate where the envelope does not
+# train that set), until each problem has been drawn `data_reuse.budget` /
 # `data_reuse.problems` times; scores are on the same validation problems as above.
 
 # %%
@@ -272,7 +274,8 @@ FindingsTable(findings, "02_n_versus_m", scale(config))
 # %%
 paths = {f"{s}, {arm}": n_star_path(o) for (s, arm), o in envelope_optima.items()}
 paths[f"{reuse.set}, D = {reuse.problems}"] = n_star_path(reuse_optima)
-display(note(f"the grid and the envelope on hard: {regime_text(budgets, problems['hard'], largest_batch)}; "
-             f"the data-reuse grid: {regime_text(reuse_budgets, reuse.problems, largest_batch)}. n* by budget: "
+display(note("; ".join(f"the grid and the envelope on {s}: {regime_text(budgets, problems[s], largest_batch)}"
+                       for s in envelopes)
+             + f"; the data-reuse grid: {regime_text(reuse_budgets, reuse.problems, largest_batch)}. n* by budget: "
              + "; ".join(f"{name}: {path}" for name, path in paths.items())
              + ". A verdict here is about the first updates of the paper's runs."))

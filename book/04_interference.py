@@ -224,9 +224,9 @@ table(pd.concat(compare, ignore_index=True)[["set", "rollouts", "C/D", "updates"
 # page says why.)
 
 # %%
-knob = config.interference
-pile_runs = [grid_run(config, set_name, batch_problems, n, knob.histogram_changes(), seed=seed)
-             for set_name in knob.sets for n in (min(n_values), max(n_values)) for seed in knob.seeds]
+histograms = config.interference
+pile_runs = [grid_run(config, set_name, batch_problems, n, histograms.histogram_changes(), seed=seed)
+             for set_name in histograms.sets for n in (min(n_values), max(n_values)) for seed in histograms.seeds]
 display(runs_note(run_configs(pile_runs, config, show_progress=False)))
 train_pass = run_train_pass(pile_runs)
 if not train_pass.empty:
@@ -271,8 +271,8 @@ for set_name, part in pile_counts.groupby("set", sort=False):
                            f"{set_name}, LLM: small n piles problems at pass@1 0 and 1, large n moves them evenly, at "
                            f"matched {matched} (validation problems; Fig. 12)", seeds, matched)
         findings.append(headline(finding) if matched == "compute" else finding)
-at_budget = problem_scores(pile_counts[pile_counts["set"] == knob.sets[0]], ["n"], avg)
+at_budget = problem_scores(pile_counts[pile_counts["set"] == histograms.sets[0]], ["n"], avg)
 display(design_note(f"the bandits: {settings.seeds} seeds and more; the LLM's pile-ups: seeds "
-                    f"{', '.join(map(str, knob.seeds))}", resolvable_difference(at_budget, seeds), seeds))
+                    f"{', '.join(map(str, histograms.seeds))}", resolvable_difference(at_budget, seeds), seeds))
 FindingsTable(findings, "04_interference", scale(config) + "; the pile-ups on seeds "
-              + ", ".join(str(seed) for seed in knob.seeds))
+              + ", ".join(str(seed) for seed in histograms.seeds))

@@ -348,7 +348,8 @@ table(base_skill, rename={"mean": "base model: P(right result)", "count": "steps
 
 # %%
 misconception_points = mean_over_seeds(run_points(misconception_runs, config.evaluation.k))
-misconception_optima = n_star_table(own_scores["misconceptions"], ["n"], seeds, problems["misconceptions"],
+misconception_optima = n_star_table(scores_by_budget(misconception_counts, ["n"], avg, budgets), ["n"], seeds,
+                                    problems["misconceptions"],
                                     batch_problems * large)
 panels([curves_chart(misconception_points, metric, title=f"misconceptions, hard: {metric}")
         for metric in (avg, best)])

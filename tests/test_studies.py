@@ -138,3 +138,13 @@ def test_n_star_tables_say_where_each_budget_sits() -> None:
     assert list(table.columns) == ["rollouts", "C/D", "updates", "n", "score", "within noise", "lead", "candidates"]
     assert table[["rollouts", "C/D", "updates", "n"]].values.tolist() == [[512, 8.0, 2, 32], [1024, 16.0, 4, 32]]
     assert n_star_path(table) == "32, 32"
+
+
+def test_an_n_star_table_refuses_scores_keyed_by_more_columns_than_it_names() -> None:
+    index = pd.MultiIndex.from_product([[0, 1], IDS], names=["seed", "id"])
+    columns = pd.MultiIndex.from_tuples([(8, 4), (8, 32)], names=["batch_problems", "n"])
+    by_budget = {512: pd.DataFrame(np.full((len(index), 2), 0.5), index=index, columns=columns)}
+    with pytest.raises(ValueError, match=r"by: \['n'\] names 1 column levels; the scores have 2"):
+        n_star_table(by_budget, ["n"], SEEDS, problems=64, largest_batch=256)
+    assert n_star_table(by_budget, ["batch_problems", "n"], SEEDS, 64, 256)["n"].tolist() in ([4], [32])
+    assert regime_text([], 32, 256) == ""

@@ -133,7 +133,8 @@ class Envelope:
 def lr_envelope(counts: pd.DataFrame, metric: Metric, budgets: Sequence[float]) -> Envelope:
     """The envelope of `counts` (one set's `rate_counts`): at each budget and n, the multiplier
     with the best mean `metric` on half A of the problems scores half B, and the one best on
-    half B scores half A. Budgets where an n has no run are left out."""
+    half B scores half A. Budgets where no run has an evaluation are left out; an n without
+    a run at a budget has no column there."""
     scores, choices, curves = {}, [], []
     lr_of = counts.groupby(["n", "multiplier"])["lr"].first()
     for budget in budgets:

@@ -35,8 +35,11 @@ def with_regime(table: pd.DataFrame, problems: int, largest_batch: int, column: 
 
 
 def regime_text(budgets: Sequence[float], problems: int, largest_batch: int) -> str:
-    """Where `budgets` sit, for a chart's title: ``C/D 0.5-4, 2-16 updates of B = 256``."""
+    """Where `budgets` sit, for a chart's title: ``C/D 0.5-4, 2-16 updates of B = 256``
+    (empty without budgets)."""
     found = regime(budgets, problems, largest_batch)
+    if found.empty:
+        return ""
     span = (lambda column, fmt: f"{fmt(found[column].min())}-{fmt(found[column].max())}"
             if len(found) > 1 else fmt(found[column].iloc[0]))
     return f"C/D {span('C/D', lambda v: f'{v:.3g}')}, {span('updates', str)} updates of B = {largest_batch}"

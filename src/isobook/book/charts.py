@@ -168,17 +168,14 @@ def panels(charts: list[alt.TopLevelMixin], columns: int = 2, shared_legend: boo
     return alt.concat(*charts, columns=columns).resolve_scale(color="shared" if shared_legend else "independent")
 
 
-def pass_chart(train_pass: pd.DataFrame, title: str = "", color: str | None = None) -> alt.FacetChart:
+def pass_chart(train_pass: pd.DataFrame, title: str = "") -> alt.FacetChart:
     """Histograms of training problems' pass@1, one panel per (n, rollouts): rows are n,
-    columns the measurement points (paper Figure 12); with `color` (e.g. ``dialect``),
-    each bar stacked by that column's values."""
-    data = train_pass[["n", "rollouts", "pass_at_1", *([color] if color else [])]]
+    columns the measurement points (paper Figure 12)."""
+    data = train_pass[["n", "rollouts", "pass_at_1"]]
     chart = alt.Chart(data).mark_bar().encode(
         x=alt.X("pass_at_1:Q", bin=alt.Bin(extent=[0, 1], step=0.125), title="pass@1"),
         y=alt.Y("count():Q", title="problems"),
     )
-    if color:
-        chart = chart.encode(color=category_color(color, sorted(data[color].astype(str).unique()), color))
     points = max(data["rollouts"].nunique(), 1)  # the facet columns share two panels' width
     return chart.properties(width=max(80, 2 * WIDTH // points - 30), height=90).facet(
         row=alt.Row("n:O", title="n"), column=alt.Column("rollouts:O", title="rollouts", header=alt.Header(format=",")),

@@ -29,6 +29,8 @@ class LrEnvelopeConfig(Section):
     seeds: tuple[int, ...] = option((0, 1), "seeds of every run of the envelope (at least two)")
 
     def check(self) -> None:
+        if not self.sets:
+            raise ConfigError("sets: needs at least one problem set, got []")
         if len(self.multipliers) < 2 or min(self.multipliers) <= 0 or 1.0 not in self.multipliers:
             raise ConfigError(f"multipliers: needs two or more positive multiples, 1 among them (the rule's own "
                               f"rate), got {list(self.multipliers)}")
@@ -39,7 +41,8 @@ class LrEnvelopeConfig(Section):
 class DataReuseConfig(Section):
     """Chapter 02's data-reuse grid (`isobook.analysis.reuse`): every n of the sweep at its first
     B_p on the first `problems` training problems of `set`, each n at the learning rate the
-    envelope chose for it at the sweep's budget, to `budget` rollouts (C/D = budget /
+    envelope chose for it at the sweep's budget (the rule's rate where `set` is not among
+    ``lr_envelope.sets``), to `budget` rollouts (C/D = budget /
     problems), once per seed of `seeds`."""
 
     PATH: ClassVar[str] = "data_reuse"

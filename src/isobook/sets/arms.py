@@ -1,10 +1,10 @@
 """Several base models and their sets built side by side (the book's arms).
 
     from isobook.sets.arms import prepare_arms
-    prepare_arms([config, knob_on, llama], logs=outputs / "logs")
+    prepare_arms([config, llama, misconceptions], logs=outputs / "logs")
 
-The book trains up to three base models (the main one, chapter 04's with the knob on,
-chapter 07's second model), each followed by its sets, and every one of them is built on
+The book trains three base models (the main one, chapter 07's second model, chapter 08's
+misconception task), each followed by its sets, and every one of them is built on
 one CPU thread (`base_model.BUILD_THREADS`: on CPUs whose BLAS splits long reductions
 across threads, two threads would train another model). One at a time they would leave
 half of this 2-core machine idle, so each unbuilt base model gets a process of its own,

@@ -248,6 +248,8 @@ def optima_of_scores(by_budget: Mapping[float, pd.DataFrame], by: Sequence[str],
     ``candidates``. Budgets with fewer than two candidates are left out."""
     rows = []
     for budget, scores in by_budget.items():
+        if scores.columns.nlevels != len(by):
+            raise ValueError(f"by: {list(by)} names {len(by)} column levels; the scores have {scores.columns.nlevels}")
         if scores.shape[1] < 2:
             continue
         found = optimum(scores, seeds)
