@@ -78,10 +78,10 @@ grid = reference_grid(config)  # B_p fixed, two seeds: the grid every chapter's 
 budgets = power_of_two_budgets(config.evaluation, config.sweep.budget)
 reuse = config.data_reuse
 reuse_budgets = [b for b in power_of_two_budgets(config.evaluation, reuse.budget) if b >= largest_batch]
-problems = {name: sizes["train"] for name, sizes in prepare_sets(config).summary["sets"].items()}  # D of each set
 
 # %%
 outcomes = [run_sweep(grid, show_progress=False)]
+problems = {name: sizes["train"] for name, sizes in prepare_sets(config).summary["sets"].items()}  # D of each set
 tuned = {set_name: envelope_runs(config, set_name) for set_name in config.lr_envelope.sets}
 outcomes.append(run_configs([run for runs in tuned.values() for run in runs], config, show_progress=False))
 for _ in range(config.lr_envelope.extensions):  # a bracket whose best rate sits at an edge grows past it

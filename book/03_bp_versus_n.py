@@ -69,10 +69,10 @@ fixed = [c for c in grid if c.train.batch_rollouts == batch]
 # For the sensitivity study: the fixed-B runs and chapter 02's runs at the grid's first B_p.
 sensitivity = fixed + [c for c in grid if c.train.batch_problems == config.sweep.batch_problems[0]]
 budgets = [b for b in power_of_two_budgets(config.evaluation, config.sweep.budget) if b >= batch]
-problems = {name: sizes["train"] for name, sizes in prepare_sets(config).summary["sets"].items()}  # D of each set
 
 # %%
 outcomes = run_configs(sensitivity, config, show_progress=False)
+problems = {name: sizes["train"] for name, sizes in prepare_sets(config).summary["sets"].items()}  # D of each set
 points = run_points(fixed, config.evaluation.k)
 counts = run_counts(fixed, "validation")
 runs_note(outcomes)

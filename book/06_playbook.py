@@ -65,11 +65,11 @@ avg = metric_name("avg", config.evaluation)
 set_name = config.sweep.sets[0]
 grid = replace(config, sweep=replace(config.sweep, sets=(set_name,)))
 budgets = power_of_two_budgets(config.evaluation, config.sweep.budget)
-problems = prepare_sets(config).summary["sets"][set_name]["train"]  # D
 largest_batch = max(run.train.batch_problems * run.train.rollouts_per_problem for run in sweep_configs(grid))
 
 # %%
 outcomes = run_sweep(grid, show_progress=False)
+problems = prepare_sets(config).summary["sets"][set_name]["train"]  # D
 points = sweep_points(grid)
 counts = run_counts(sweep_configs(grid), "validation")
 runs_note(outcomes)
