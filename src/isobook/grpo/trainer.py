@@ -22,6 +22,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 import torch
+import torch.utils.checkpoint
 from accelerate.utils import extract_model_from_parallel
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
@@ -194,35 +195,107 @@ class Batch:
 
 def completion_logprobs(model: PreTrainedModel, prompts: list[list[int]], completion_ids: torch.Tensor,
                         mask: torch.Tensor, temperature: float, row_tokens: int, pad: int,
-                        with_entropy: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
+                        with_entropy: bool, chunk_tokens: int | None = None,
+                        ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Log-probs (and entropies) of each completion token under `model` at `temperature`.
 
     `prompts`: token ids per rollout; `completion_ids`, `mask`: # [N, T]. Returns # [N, T]
     tensors, 0.0 off the mask. Completions are packed with their prompt stored once per row
     (`pack_shared_prompts`), so no compute goes to padding and little to repeated prompts.
+
+    The forward pass stops at the decoder's last hidden state # [R, L, H]; the vocabulary
+    projection runs only at the K completion tokens, `chunk_tokens` of them at a time
+    (`vocabulary_chunk`), each chunk recomputed in the backward pass. No [N, T, V] (or
+    [R, L, V]) logits tensor exists at any point: peak memory of the head is one chunk's
+    float32 logits, whatever the vocabulary.
     """
     lengths = mask.sum(dim=1).long().tolist()
     completions = [completion_ids[i, :length].tolist() for i, length in enumerate(lengths)]
     width = max(row_tokens, max(len(p) + len(c) for p, c in zip(prompts, completions)))
     packed = pack_shared_prompts(prompts, completions, width, pad)
     device = next(model.parameters()).device
-    logits = model(input_ids=packed.input_ids.to(device), position_ids=packed.position_ids.to(device),
-                   attention_mask=_attention_mask(model, packed.attention_mask.to(device)),
-                   use_cache=False).logits  # [R, L, V]
+    hidden = _last_hidden_state(model, packed.input_ids.to(device), packed.position_ids.to(device),
+                                _attention_mask(model, packed.attention_mask.to(device)))  # [R, L, H]
     steps = completion_ids.shape[1]
     # The logit at column c predicts the token at column c + 1; a completion's first token
     # is predicted at its prompt's last column.
     columns = torch.tensor(packed.start)[:, None] + torch.arange(-1, steps - 1)[None, :]  # [N, T]
     columns[:, 0] = torch.tensor(packed.prompt_end)
-    columns = columns.clamp(max=width - 1)
     rows = torch.tensor(packed.row)[:, None].expand(-1, steps)  # [N, T]
-    logp = torch.log_softmax(logits[rows.to(device), columns.to(device)].float() / temperature, dim=-1)  # [N, T, V]
+    on = mask.bool()  # [N, T], the K completion tokens
+    selected = hidden[rows[on].to(device), columns[on].clamp(max=width - 1).to(device)]  # [K, H]
+    head = extract_model_from_parallel(model).get_output_embeddings()
+    chunk = chunk_tokens or vocabulary_chunk(head.out_features)
+    token_logp, entropy = _sampled_token_logprobs(head, selected, completion_ids[on].to(device), temperature,
+                                                  with_entropy, chunk)  # [K] each
     mask = mask.to(device)
-    token_logp = logp.gather(-1, completion_ids.to(device)[..., None]).squeeze(-1) * mask  # [N, T]
+    logp_grid = torch.zeros(mask.shape, dtype=token_logp.dtype, device=device).masked_scatter(on.to(device), token_logp)
+    if entropy is None:
+        return logp_grid, None
+    return logp_grid, torch.zeros_like(logp_grid).masked_scatter(on.to(device), entropy)
+
+
+# Float32 logits one chunk of the vocabulary projection may hold: 2**24 elements, 64 MiB a copy
+# (the chunk's logits, log-probs and probabilities are alive at once).
+_CHUNK_ELEMENTS = 2**24
+
+
+def vocabulary_chunk(vocabulary: int) -> int:
+    """Tokens whose float32 logits over `vocabulary` fit in 64 MiB (e.g. 110 at Qwen2.5's
+    151,936 entries, 341 at SmolLM2's 49,152)."""
+    return max(1, _CHUNK_ELEMENTS // vocabulary)
+
+
+def _last_hidden_state(model: PreTrainedModel, input_ids: torch.Tensor, position_ids: torch.Tensor,
+                       attention_mask: torch.Tensor) -> torch.Tensor:
+    """The decoder's output # [R, L, H] (after its final norm), read by a hook on the
+    decoder while the forward call goes through `model` itself, so a DDP wrapper sees the
+    forward pass it needs to all-reduce the gradients. ``logits_to_keep`` is an empty index:
+    the model projects no position onto the vocabulary."""
+    inner = extract_model_from_parallel(model)
+    config = inner.config.get_text_config()
+    if getattr(config, "final_logit_softcapping", None) or getattr(config, "logit_scale", None):
+        raise ValueError(f"model.source: {config.model_type} rescales its logits after the head; the update "
+                         "projects hidden states itself and supports plain heads (Llama, Qwen2, Mistral, ...)")
+    captured: list[torch.Tensor] = []
+    hook = inner.get_decoder().register_forward_hook(lambda _, __, output: captured.append(output[0]))
+    try:
+        model(input_ids=input_ids, position_ids=position_ids, attention_mask=attention_mask, use_cache=False,
+              logits_to_keep=torch.zeros(0, dtype=torch.long, device=input_ids.device))
+    finally:
+        hook.remove()
+    return captured[0]
+
+
+def _sampled_token_logprobs(head: torch.nn.Module, hidden: torch.Tensor, tokens: torch.Tensor, temperature: float,
+                            with_entropy: bool, chunk: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """log softmax(head(hidden) / temperature) at `tokens`, and the distribution's entropy,
+    `chunk` rows at a time. `hidden`: # [K, H]; `tokens`: # [K]. Returns # [K] float32
+    tensors. Where gradients flow and there is more than one chunk, each chunk is
+    checkpointed: the backward pass recomputes its logits instead of keeping them."""
+    recompute = torch.is_grad_enabled() and hidden.requires_grad and hidden.shape[0] > chunk
+    parts = []
+    for part_hidden, part_tokens in zip(torch.split(hidden, chunk), torch.split(tokens, chunk)):
+        if recompute:
+            parts.append(torch.utils.checkpoint.checkpoint(_chunk_logprobs, head, part_hidden, part_tokens,
+                                                           temperature, with_entropy, use_reentrant=False))
+        else:
+            parts.append(_chunk_logprobs(head, part_hidden, part_tokens, temperature, with_entropy))
+    both = torch.cat(parts, dim=1) if parts else torch.zeros(2, 0, device=hidden.device)  # [2, K]
+    return both[0], (both[1] if with_entropy else None)
+
+
+def _chunk_logprobs(head: torch.nn.Module, hidden: torch.Tensor, tokens: torch.Tensor, temperature: float,
+                    with_entropy: bool) -> torch.Tensor:
+    """[log-prob of `tokens`, entropy (0 unless `with_entropy`)] # [2, k] of one chunk."""
+    logits = head(hidden).float() / temperature  # [k, V]
+    normaliser = torch.logsumexp(logits, dim=-1)  # [k]
+    token_logp = logits.gather(-1, tokens[:, None]).squeeze(-1) - normaliser
     if not with_entropy:
-        return token_logp, None
-    entropy = -(logp.exp() * logp).sum(dim=-1) * mask  # [N, T]
-    return token_logp, entropy
+        return torch.stack([token_logp, torch.zeros_like(token_logp)])
+    logp = logits - normaliser[:, None]  # [k, V]; -sum p log p, not lse - sum p z, which cancels to < 0 at p ~ 1
+    entropy = -(logp.exp() * logp).sum(dim=-1)
+    return torch.stack([token_logp, entropy])
 
 
 def _attention_mask(model: PreTrainedModel, visible: torch.Tensor) -> torch.Tensor:
