@@ -101,7 +101,7 @@ def test_unknown_command_is_one_line_too(capsys) -> None:
     assert exit_.value.code == 2
     assert capsys.readouterr().err == (
         "isobook: argument command: invalid choice: 'trian' (choose from 'base-model', 'sets', 'train', 'sweep', "
-        "'book', 'config', 'compare', 'readme'); see `isobook --help`\n")
+        "'book', 'config', 'compare', 'readme', 'checkpoint', 'word-problems'); see `isobook --help`\n")
 
 
 def test_outputs_that_is_a_file(tmp_path: Path, capsys) -> None:

@@ -6,9 +6,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from isobook.cli import main
 from isobook.config import MathFileTaskConfig, TaskConfig
 from isobook.tasks import make_task
 from isobook.tasks.math_file import MathFile, reference_answer, verify_math_answer
+from isobook.tasks.word_problems import write_word_problems
 
 ROWS = [
     {"question": "Half of one?", "answer": "\\frac{1}{2}"},
@@ -76,3 +78,21 @@ def test_unsupported_suffix_names_the_allowed_ones(tmp_path: Path) -> None:
     path.write_text("question,answer\n")
     with pytest.raises(ValueError, match="allowed: .jsonl, .json, .parquet"):
         MathFile(str(path)).problems(1, seed=0)
+
+
+def test_word_problems_are_a_math_file_table_with_both_answer_styles(tmp_path: Path) -> None:
+    """`isobook word-problems` writes a table the math-file task reads; each reference
+    solution, given as a completion, earns reward 1 (the '####' ones and the boxed ones), and
+    the three step counts come in equal shares."""
+    path = tmp_path / "word-problems.jsonl"
+    assert main(["word-problems", "--out", str(path), "--count", "60"]) == 0
+    assert not write_word_problems(path, 60, 0)  # already there: not rewritten
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [sum(row["steps"] == k for row in rows) for k in (1, 2, 3)] == [20, 20, 20]
+    assert sum("####" in row["answer"] for row in rows) == 45 and sum("\\boxed{" in row["answer"] for row in rows) == 15
+    task = MathFile(str(path))
+    problems = task.problems(60, seed=0)
+    solutions = {f"word-problems-{i}": row["answer"] for i, row in enumerate(rows)}
+    assert all(task.reward(solutions[p.id], p.answer) == 1.0 for p in problems)
+    assert all(p.answer.isdigit() for p in problems)
+    assert main(["word-problems", "--out", str(path), "--count", "0"]) == 2

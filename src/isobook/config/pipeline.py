@@ -112,6 +112,10 @@ class MathFileTaskConfig(Section):
         "Please reason step by step, and put your final answer within \\boxed{}.",
         "with a chat template: text after the problem in the user turn (DeepSeek-R1 and Qwen2.5-Math's "
         "wording); empty: the problem alone. prompt_template is not used then")
+    stop_after_answer: bool = option(
+        False, "end each completion at the end of its first '#### <answer>' line (GSM8K style), as a stop "
+        "string would: tokens sampled after it are dropped before scoring and training (instruct checkpoints "
+        "repeat the line until the token limit)")
 
 
 @dataclass(frozen=True)

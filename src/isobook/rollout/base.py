@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from isobook.config import SamplingConfig
+from isobook.config import ConfigError, SamplingConfig
 
 
 @dataclass
@@ -50,10 +51,12 @@ class RolloutEngine(Protocol):
 
 
 def assemble_rollouts(prompt_ids: list[list[int]], ids: list[torch.Tensor], logprobs: list[torch.Tensor], n: int,
-                      tokenizer: PreTrainedTokenizerBase) -> Rollouts:
+                      tokenizer: PreTrainedTokenizerBase, end_of: Callable[[str], int | None] | None = None) -> Rollouts:
     """`Rollouts` from each prompt's token ids and one token-id row and one log-prob row per
-    rollout (# [T_i] each, prompt by prompt): right-padded, masked up to and including the
-    first ``<eos>``, decoded."""
+    rollout (# [T_i] each, prompt by prompt): cut where `end_of` says the text ends
+    (`cut_completions`), right-padded, masked up to and including the first ``<eos>``, decoded."""
+    if end_of is not None:
+        ids, logprobs = cut_completions(ids, logprobs, tokenizer, end_of)
     pad, eos = tokenizer.pad_token_id, tokenizer.eos_token_id
     width = max(1, max(len(row) for row in ids))
     completion_ids = torch.stack([torch.nn.functional.pad(row, (0, width - len(row)), value=pad) for row in ids])
@@ -66,3 +69,39 @@ def assemble_rollouts(prompt_ids: list[list[int]], ids: list[torch.Tensor], logp
     texts = tokenizer.batch_decode(completion_ids, skip_special_tokens=True)
     return Rollouts(n=n, prompt_ids=prompt_ids, completion_ids=completion_ids, completion_mask=mask,
                     logprobs=torch.where(mask > 0, padded_logprobs, 0.0), texts=texts)
+
+
+def cut_completions(ids: list[torch.Tensor], logprobs: list[torch.Tensor], tokenizer: PreTrainedTokenizerBase,
+                    end_of: Callable[[str], int | None]) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """Each row (# [T_i]) cut to its shortest prefix whose decoded text `end_of` finds
+    complete (an offset, or None while it is not), as a stop string would have ended it; rows
+    that never complete are kept whole. `end_of` must stay complete once complete (a longer
+    prefix of a complete text is complete), so the prefix is found by bisection."""
+    def complete(row: torch.Tensor, length: int) -> bool:
+        return end_of(tokenizer.decode(row[:length], skip_special_tokens=True)) is not None
+
+    cut_ids, cut_logprobs = [], []
+    for row, row_logprobs in zip(ids, logprobs):
+        eos = (row == tokenizer.eos_token_id).nonzero()
+        length = int(eos[0, 0]) if len(eos) else len(row)  # the text before any eos
+        if complete(row, length):
+            low, high = 1, length  # the shortest complete prefix lies in [low, high]
+            while low < high:
+                middle = (low + high) // 2
+                low, high = (low, middle) if complete(row, middle) else (middle + 1, high)
+            row, row_logprobs = row[:high], row_logprobs[:high]
+        cut_ids.append(row)
+        cut_logprobs.append(row_logprobs)
+    return cut_ids, cut_logprobs
+
+
+def check_context(prompt_ids: list[list[int]], max_new_tokens: int, context: int) -> None:
+    """A `ConfigError` naming the fields to change when the longest prompt plus
+    `max_new_tokens` does not fit the engine's `context` (tokens), said before sampling
+    starts rather than by an engine aborting mid-batch."""
+    longest = max((len(ids) for ids in prompt_ids), default=0)
+    if longest + max_new_tokens > context:
+        raise ConfigError(f"model.max_positions: a prompt of {longest} tokens plus sampling.max_new_tokens="
+                          f"{max_new_tokens} exceeds the engine's context of {context} tokens; allowed: "
+                          f"model.max_positions >= {longest + max_new_tokens} (within the checkpoint's own), fewer "
+                          "new tokens, or shorter problems")

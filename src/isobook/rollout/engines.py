@@ -12,7 +12,7 @@ from isobook.model.loading import load_causal_lm
 from isobook.model.tokenizer import load_tokenizer
 from isobook.rollout.base import RolloutEngine
 from isobook.rollout.torch_engine import TorchEngine
-from isobook.tasks import chat_prompts
+from isobook.tasks import chat_prompts, completion_end
 
 
 def inference_engine(config: Config, model_path: str | Path) -> tuple[RolloutEngine, PreTrainedTokenizerBase]:
@@ -24,7 +24,7 @@ def inference_engine(config: Config, model_path: str | Path) -> tuple[RolloutEng
     placement = resolve_placement(config.system)
     model, tokenizer = load_causal_lm(model_path, dtype=placement.dtype, device=placement.device)
     return TorchEngine(model.eval(), tokenizer, config.sampling.batch_rollouts,
-                       chat=chat_prompts(config.task, tokenizer)), tokenizer
+                       chat=chat_prompts(config.task, tokenizer), end_of=completion_end(config.task)), tokenizer
 
 
 def training_engine(config: Config, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase,
@@ -36,7 +36,7 @@ def training_engine(config: Config, model: PreTrainedModel, tokenizer: PreTraine
         return _vllm(config, model_path, tokenizer)
     placement = resolve_placement(config.system)
     return TorchEngine(model, tokenizer, config.sampling.batch_rollouts, autocast=placement.autocast,
-                       chat=chat_prompts(config.task, tokenizer))
+                       chat=chat_prompts(config.task, tokenizer), end_of=completion_end(config.task))
 
 
 def _vllm(config: Config, model_path: str | Path, tokenizer: PreTrainedTokenizerBase) -> RolloutEngine:
@@ -45,4 +45,4 @@ def _vllm(config: Config, model_path: str | Path, tokenizer: PreTrainedTokenizer
     return VLLMEngine(model_path, tokenizer, config.model.max_positions, resolve_placement(config.system).dtype,
                       config.system.vllm_gpu_memory,
                       config.system.seed, cache_dir=Path(config.system.outputs) / "cache",
-                      chat=chat_prompts(config.task, tokenizer))
+                      chat=chat_prompts(config.task, tokenizer), end_of=completion_end(config.task))

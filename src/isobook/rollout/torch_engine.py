@@ -16,7 +16,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from isobook.config import SamplingConfig
 from isobook.rollout import kv_decode
-from isobook.rollout.base import Rollouts, assemble_rollouts
+from isobook.rollout.base import Rollouts, assemble_rollouts, check_context
 from isobook.tasks.prompts import encode_prompts
 
 
@@ -26,20 +26,23 @@ class TorchEngine:
     `batch_rollouts`: rollouts per forward batch. `autocast`: a context in which forward
     passes run (``Placement.autocast`` for bf16 over float32 weights); none by default.
     `chat`: prompts are chat-template text (`isobook.tasks.prompts`), tokenized as written.
+    `end_of`: where a completion's text ends before eos (`isobook.tasks.completion_end`).
     """
 
     def __init__(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, batch_rollouts: int = 1024,
                  autocast: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
-                 chat: bool = False):
+                 chat: bool = False, end_of: Callable[[str], int | None] | None = None):
         self.model = model
         self.tokenizer = tokenizer
         self.batch_rollouts = batch_rollouts
         self.autocast = autocast
         self.chat = chat
+        self.end_of = end_of
 
     @torch.no_grad()
     def generate(self, prompts: list[str], n: int, sampling: SamplingConfig) -> Rollouts:
         encoded = encode_prompts(self.tokenizer, prompts, self.chat)
+        check_context(encoded, sampling.max_new_tokens, self.model.config.max_position_embeddings)
         order = sorted(range(len(prompts)), key=lambda i: len(encoded[i]))
         prompts_per_call = max(1, self.batch_rollouts // n)
         ids: list[torch.Tensor] = [torch.empty(0)] * (len(prompts) * n)  # one row per rollout, prompt order
@@ -51,7 +54,7 @@ class TorchEngine:
             for j, prompt_index in enumerate(chunk):
                 ids[prompt_index * n : (prompt_index + 1) * n] = chunk_ids[j * n : (j + 1) * n]
                 logprobs[prompt_index * n : (prompt_index + 1) * n] = chunk_logprobs[j * n : (j + 1) * n]
-        return assemble_rollouts(encoded, ids, logprobs, n, self.tokenizer)
+        return assemble_rollouts(encoded, ids, logprobs, n, self.tokenizer, self.end_of)
 
     def load_weights(self, model: PreTrainedModel) -> None:
         """Nothing to copy: this engine samples the training model itself."""

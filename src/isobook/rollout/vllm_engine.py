@@ -18,6 +18,7 @@ vLLM is imported only when an engine is built; `isobook` itself never needs it.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -25,7 +26,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from isobook.config import ConfigError, SamplingConfig
 from isobook.model.loading import head_size
-from isobook.rollout.base import Rollouts, assemble_rollouts
+from isobook.rollout.base import Rollouts, assemble_rollouts, check_context
 from isobook.tasks.prompts import encode_prompts
 
 # vLLM reads these when it is imported or builds its engine; a user's own setting wins.
@@ -47,11 +48,13 @@ class VLLMEngine:
     on CPU, where the KV cache is ``VLLM_CPU_KVCACHE_SPACE`` GiB (1 unless set).
     `max_model_len`: the longest prompt plus completion, in tokens.
     `chat`: prompts are chat-template text (`isobook.tasks.prompts`), tokenized as written.
+    `end_of`: where a completion's text ends before eos (`isobook.tasks.completion_end`); vLLM
+    samples on to eos or the limit (its stop strings need its own detokenizer), the rest is cut.
     """
 
     def __init__(self, model_path: str | Path, tokenizer: PreTrainedTokenizerBase, max_model_len: int,
                  dtype: torch.dtype = torch.float32, gpu_memory: float = 0.3, seed: int = 0, cache_dir: str | Path | None = None,
-                 chat: bool = False):
+                 chat: bool = False, end_of: Callable[[str], int | None] | None = None):
         for name, value in _ENVIRONMENT.items():
             os.environ.setdefault(name, value)
         if cache_dir is not None:  # compiled kernels, kept with the project's outputs
@@ -65,7 +68,7 @@ class VLLMEngine:
         on_cpu = _check_head_size(model_path)
         while _LIVE:  # vLLM keeps one set of process groups: an engine's shutdown tears them down
             _LIVE.pop().close()
-        self.tokenizer, self.chat = tokenizer, chat
+        self.tokenizer, self.chat, self.end_of, self.max_model_len = tokenizer, chat, end_of, max_model_len
         self.llm = LLM(model=str(model_path), skip_tokenizer_init=True, seed=seed,
                        dtype=str(dtype).removeprefix("torch."), max_model_len=max_model_len, gpu_memory_utilization=gpu_memory,
                        logprobs_mode="processed_logprobs", enable_prefix_caching=True,
@@ -93,6 +96,7 @@ class VLLMEngine:
         from vllm.inputs import TokensPrompt
 
         encoded = encode_prompts(self.tokenizer, prompts, self.chat)
+        check_context(encoded, sampling.max_new_tokens, self.max_model_len)
         first_seed = int(torch.randint(0, 2**31 - len(prompts), ()))
         params = [SamplingParams(n=n, temperature=sampling.temperature, top_p=sampling.top_p,
                                  max_tokens=sampling.max_new_tokens, logprobs=0, seed=first_seed + i,
@@ -106,7 +110,7 @@ class VLLMEngine:
                 ids.append(torch.tensor(tokens, dtype=torch.long))
                 logprobs.append(torch.tensor([step[token].logprob for step, token in zip(sample.logprobs, tokens)],
                                              dtype=torch.float32))
-        return assemble_rollouts(encoded, ids, logprobs, n, self.tokenizer)
+        return assemble_rollouts(encoded, ids, logprobs, n, self.tokenizer, self.end_of)
 
     def load_weights(self, model: PreTrainedModel) -> None:
         """Copy `model`'s current weights into the engine (names as in its checkpoint)."""

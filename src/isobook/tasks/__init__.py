@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from isobook.config import TaskConfig
 from isobook.tasks.base import Problem, Task, score_rollouts
 from isobook.tasks.chain import ChainArithmetic
-from isobook.tasks.math_file import MathFile
+from isobook.tasks.math_file import MathFile, answer_line_end
 from isobook.tasks.prompts import uses_chat_template
 
 if TYPE_CHECKING:
@@ -38,4 +38,12 @@ def chat_prompts(config: TaskConfig, tokenizer: PreTrainedTokenizerBase) -> bool
     return config.family in _CHAT_FAMILIES and uses_chat_template(config.math_file.chat_template, tokenizer)
 
 
-__all__ = ["ChainArithmetic", "MathFile", "Problem", "Task", "chat_prompts", "make_task", "score_rollouts"]
+def completion_end(config: TaskConfig) -> Callable[[str], int | None] | None:
+    """Where a completion of `config`'s task ends before its eos, as a function of its text
+    (`isobook.rollout.base.cut_completions`), or None: at eos or the token limit only."""
+    if config.family == "math-file" and config.math_file.stop_after_answer:
+        return answer_line_end
+    return None
+
+
+__all__ = ["ChainArithmetic", "MathFile", "Problem", "Task", "chat_prompts", "completion_end", "make_task", "score_rollouts"]

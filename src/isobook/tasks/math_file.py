@@ -13,6 +13,7 @@ answer equivalent to the reference.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,6 +29,15 @@ if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
 _FORMATS = {".jsonl": "json", ".json": "json", ".parquet": "parquet"}
+# A GSM8K answer line: "####", then something on the same line, then its newline.
+_ANSWER_LINE = re.compile(r"####[^\S\n]*\S[^\n]*\n")
+
+
+def answer_line_end(text: str) -> int | None:
+    """The offset just past the newline that ends `text`'s first ``#### <answer>`` line,
+    or None while there is none (``task.math_file.stop_after_answer``)."""
+    match = _ANSWER_LINE.search(text)
+    return match.end() if match else None
 
 
 def reference_answer(raw: str) -> str:
@@ -78,6 +88,7 @@ class MathFile:
     prompt_template: str = "{question}"
     chat_template: str = "off"
     instruction: str = ""
+    stop_after_answer: bool = False  # completions end at their answer line (the engines cut them: `completion_end`)
     tokenizer: PreTrainedTokenizerBase | None = field(default=None, compare=False, repr=False)
     name: str = "math-file"
 
