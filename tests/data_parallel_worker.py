@@ -39,7 +39,7 @@ class FixedEngine:
     def __init__(self, tokenizer, answers: dict[str, str]):
         self.tokenizer, self.answers = tokenizer, answers
 
-    def generate(self, prompts: list[str], n: int, sampling) -> Rollouts:
+    def generate(self, prompts: list[str], n: int, sampling, progress=None) -> Rollouts:
         ids = []
         for prompt in prompts:
             for j in range(n):

@@ -129,8 +129,9 @@ def test_profiling_training_and_evaluation_read_the_same_chat_prompts(tmp_path: 
     calls: list[tuple[int, list[str], list[list[int]]]] = []
     generate = TorchEngine.generate
 
-    def recording(engine: TorchEngine, prompts: list[str], n: int, sampling: SamplingConfig) -> Rollouts:
-        rollouts = generate(engine, prompts, n, sampling)
+    def recording(engine: TorchEngine, prompts: list[str], n: int, sampling: SamplingConfig,
+                  progress=None) -> Rollouts:
+        rollouts = generate(engine, prompts, n, sampling, progress)
         calls.append((n, list(prompts), rollouts.prompt_ids))
         return rollouts
 

@@ -18,7 +18,7 @@ class SeedEcho:
     def __init__(self) -> None:
         self.calls: list[list[str]] = []
 
-    def generate(self, prompts: list[str], n: int, sampling: SamplingConfig) -> Rollouts:
+    def generate(self, prompts: list[str], n: int, sampling: SamplingConfig, progress=None) -> Rollouts:
         self.calls.append(list(prompts))
         draws = torch.randint(0, 3, (len(prompts) * n,))
         texts = [f"#{int(d)}" for d in draws]

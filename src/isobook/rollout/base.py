@@ -40,9 +40,11 @@ class Rollouts:
 class RolloutEngine(Protocol):
     """Samples completions from the current policy."""
 
-    def generate(self, prompts: list[str], n: int, sampling: SamplingConfig) -> Rollouts:
+    def generate(self, prompts: list[str], n: int, sampling: SamplingConfig,
+                 progress: Callable[[int], None] | None = None) -> Rollouts:
         """`n` samples for every prompt, in prompt order, each prompt tokenized by
-        `isobook.tasks.prompts.encode_prompts`. Temperature 0 is greedy."""
+        `isobook.tasks.prompts.encode_prompts`. Temperature 0 is greedy. `progress` is
+        called with the number of rollouts finished as they finish (a bar's ``update``)."""
         ...
 
     def load_weights(self, model: PreTrainedModel) -> None:

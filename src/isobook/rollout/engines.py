@@ -40,7 +40,9 @@ def training_engine(config: Config, model: PreTrainedModel, tokenizer: PreTraine
 
 
 def _vllm(config: Config, model_path: str | Path, tokenizer: PreTrainedTokenizerBase) -> RolloutEngine:
-    from isobook.rollout.vllm_engine import VLLMEngine  # vLLM is optional: imported only when asked for
+    from isobook.rollout.vllm_engine import (
+        VLLMEngine,  # vLLM is optional: imported only when asked for
+    )
 
     return VLLMEngine(model_path, tokenizer, config.model.max_positions, resolve_placement(config.system).dtype,
                       config.system.vllm_gpu_memory,

@@ -40,7 +40,8 @@ class TorchEngine:
         self.end_of = end_of
 
     @torch.no_grad()
-    def generate(self, prompts: list[str], n: int, sampling: SamplingConfig) -> Rollouts:
+    def generate(self, prompts: list[str], n: int, sampling: SamplingConfig,
+                 progress: Callable[[int], None] | None = None) -> Rollouts:
         encoded = encode_prompts(self.tokenizer, prompts, self.chat)
         check_context(encoded, sampling.max_new_tokens, self.model.config.max_position_embeddings)
         order = sorted(range(len(prompts)), key=lambda i: len(encoded[i]))
@@ -54,6 +55,8 @@ class TorchEngine:
             for j, prompt_index in enumerate(chunk):
                 ids[prompt_index * n : (prompt_index + 1) * n] = chunk_ids[j * n : (j + 1) * n]
                 logprobs[prompt_index * n : (prompt_index + 1) * n] = chunk_logprobs[j * n : (j + 1) * n]
+            if progress is not None:
+                progress(len(chunk) * n)
         return assemble_rollouts(encoded, ids, logprobs, n, self.tokenizer, self.end_of)
 
     def load_weights(self, model: PreTrainedModel) -> None:

@@ -18,6 +18,7 @@ vLLM is imported only when an engine is built; `isobook` itself never needs it.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -89,7 +90,8 @@ class VLLMEngine:
             raise RuntimeError("this vLLM engine was closed: vLLM runs one engine per process, and a newer one started")
         return self.llm
 
-    def generate(self, prompts: list[str], n: int, sampling: SamplingConfig) -> Rollouts:
+    def generate(self, prompts: list[str], n: int, sampling: SamplingConfig,
+                 progress: Callable[[int], None] | None = None) -> Rollouts:
         """`n` samples per prompt. Each prompt's sampler is seeded from torch's global
         generator, so ``torch.manual_seed`` before a call makes it repeatable."""
         from vllm import SamplingParams
@@ -102,7 +104,8 @@ class VLLMEngine:
                                  max_tokens=sampling.max_new_tokens, logprobs=0, seed=first_seed + i,
                                  stop_token_ids=[self.tokenizer.eos_token_id], detokenize=False)
                   for i in range(len(prompts))]
-        outputs = self._engine().generate([TokensPrompt(prompt_token_ids=ids) for ids in encoded], params, use_tqdm=False)
+        outputs = self._engine().generate([TokensPrompt(prompt_token_ids=ids) for ids in encoded], params, 
+                                          use_tqdm=False if progress is None else _ticks(progress))
         ids, logprobs = [], []
         for output in outputs:
             for sample in output.outputs:
@@ -117,6 +120,38 @@ class VLLMEngine:
         weights = iter(model.state_dict().items())  # detached tensors, by reference
         self._engine().collective_rpc("reload_weights", kwargs={"weights_iterator": weights, "is_checkpoint_format": True})
         self._engine().reset_prefix_cache()
+
+
+class _Ticks:
+    """The part of a tqdm bar vLLM's offline loop uses (it builds one through ``use_tqdm``,
+    vllm 0.32), forwarding each finished request's samples to `advance`; it also wraps the
+    loop that adds the requests."""
+
+    def __init__(self, advance: Callable[[int], None], iterable=None, **_):
+        self.advance, self.iterable, self.n, self.postfix = advance, iterable, 0, ""
+        self.started = time.perf_counter()
+
+    def __iter__(self):
+        return iter(self.iterable)
+
+    @property
+    def format_dict(self) -> dict[str, float]:
+        return {"elapsed": max(time.perf_counter() - self.started, 1e-9)}
+
+    def update(self, count: int = 1) -> None:
+        self.n += count
+        if self.iterable is None:  # the requests' bar, not the one adding them
+            self.advance(count)
+
+    def refresh(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _ticks(advance: Callable[[int], None]) -> Callable[..., _Ticks]:
+    return lambda *iterable, **options: _Ticks(advance, *iterable, **options)
 
 
 def _check_head_size(model_path: str | Path) -> bool:

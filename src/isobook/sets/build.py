@@ -102,7 +102,7 @@ def _build_sets(config: Config, folder: Path) -> SetsResult:
 
     began = time.perf_counter()
     counts = profile_problems(engine, task, pool, s.samples, config.sampling, config.system.seed,
-                              work / "final", desc="profile avg@16", block=_block(config))
+                              work / "final", desc=f"profile avg@{s.samples}", block=_block(config))
     profile["correct"], profile["samples"], profile["tokens"] = counts["correct"], s.samples, counts["tokens"]
     seconds["profile"] = time.perf_counter() - began
 

@@ -10,6 +10,7 @@ and two models profiled on the same first block draw the same random numbers the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,23 +44,25 @@ def profile_problems(engine: RolloutEngine, task: Task, problems: list[Problem],
                 part_file = work_dir / f"block-{block_index:04d}-chunk-{chunk_index:04d}.parquet"
                 if part_file.is_file():
                     frame = pd.read_parquet(part_file)
+                    progress.update(len(indices) * samples)
                 else:
                     generator_seed = np.random.default_rng([seed, block_index, chunk_index]).integers(2**62)
                     torch.manual_seed(int(generator_seed))
-                    frame = count_correct(engine, task, [problems[i] for i in indices], samples, sampling)
+                    frame = count_correct(engine, task, [problems[i] for i in indices], samples, sampling,
+                                          progress=progress.update)
                     atomic_write_parquet(frame, part_file)
                 correct[indices] = frame["correct"].to_numpy()
                 tokens[indices] = frame["tokens"].to_numpy()
-                progress.update(len(indices) * samples)
     return pd.DataFrame({"id": [p.id for p in problems], "correct": correct, "samples": samples,
                          "tokens": tokens})
 
 
 def count_correct(engine: RolloutEngine, task: Task, part: list[Problem], samples: int,
-                  sampling: SamplingConfig) -> pd.DataFrame:
+                  sampling: SamplingConfig, progress: Callable[[int], None] | None = None) -> pd.DataFrame:
     """`samples` rollouts for each problem of `part`: columns ``id``, ``correct``, ``samples``,
-    ``tokens`` (mean completion length). Draws from torch's global generator."""
-    rollouts = engine.generate([p.prompt for p in part], samples, sampling)
+    ``tokens`` (mean completion length). Draws from torch's global generator; `progress`
+    hears of rollouts as the engine finishes them."""
+    rollouts = engine.generate([p.prompt for p in part], samples, sampling, progress=progress)
     rewards = score_rollouts(task, part, rollouts.texts, samples)  # [problems, samples]
     lengths = rollouts.lengths.numpy().reshape(len(part), samples)
     return pd.DataFrame({"id": [p.id for p in part], "correct": (rewards > 0).sum(1),

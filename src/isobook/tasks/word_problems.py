@@ -53,8 +53,8 @@ def _boxes_then_gives(rng: np.random.Generator, name: str, item: str) -> tuple[s
     boxes, each = int(rng.integers(2, 10)), int(rng.integers(2, 12))
     total = boxes * each
     gone = int(rng.integers(1, total))
-    return (f"{name} buys {boxes} boxes of {each} {item} and then gives {gone} {item} to a friend. "
-            f"How many {item} does {name} keep?",
+    return ((f"{name} buys {boxes} boxes of {each} {item} and then gives {gone} {item} to a friend. "
+             f"How many {item} does {name} keep?"),
             [f"{name} buys {boxes} x {each} = {total} {item}.", f"{name} keeps {total} - {gone} = {total - gone}."],
             total - gone)
 
@@ -63,8 +63,8 @@ def _shares(rng: np.random.Generator, name: str, item: str) -> tuple[str, list[s
     friends, each = int(rng.integers(2, 7)), int(rng.integers(2, 10))
     total = friends * each
     extra = int(rng.integers(1, total))
-    return (f"{name} has {total - extra} {item}, finds {extra} more, and shares them equally among {friends} "
-            f"friends. How many {item} does each friend get?",
+    return ((f"{name} has {total - extra} {item}, finds {extra} more, and shares them equally among {friends} "
+             f"friends. How many {item} does each friend get?"),
             [f"{name} has {total - extra} + {extra} = {total} {item}.", f"Each friend gets {total} / {friends} = {each}."],
             each)
 
@@ -74,8 +74,8 @@ def _saves(rng: np.random.Generator, name: str, item: str) -> tuple[str, list[st
     spent = price * count
     per_week = int(rng.integers(-(-spent // weeks), -(-spent // weeks) + 12))  # saves at least what it spends
     saved = weeks * per_week
-    return (f"{name} saves {per_week} dollars a week for {weeks} weeks, then buys {count} {item} at {price} dollars "
-            f"each. How many dollars does {name} have left?",
+    return ((f"{name} saves {per_week} dollars a week for {weeks} weeks, then buys {count} {item} at {price} "
+             f"dollars each. How many dollars does {name} have left?"),
             [f"{name} saves {weeks} x {per_week} = {saved} dollars.", f"The {item} cost {count} x {price} = {spent} dollars.",
              f"{name} has {saved} - {spent} = {saved - spent} dollars left."], saved - spent)
 
