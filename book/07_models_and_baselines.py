@@ -41,9 +41,11 @@ budget = None  # rollouts per run; None keeps the params file's sweep.budget
 
 # %% tags=["book-declarations"]
 # Read by `isobook book` before the chapter runs: the base models it trains beside the
-# params file's, built with the book's other arms before any chapter starts.
+# params file's, built with the book's other arms before any chapter starts, and what it
+# needs to run at all (a second model; `isobook.book.applicability`).
 budget_share = 1.0
 extra_base_models = ["second-model"]
+requirement = "second-model"
 
 # %%
 import numpy as np

@@ -44,9 +44,11 @@ budget = None  # rollouts per run; None keeps the params file's sweep.budget
 
 # %% tags=["book-declarations"]
 # Read by `isobook book` before the chapter runs: the base models it trains beside the
-# params file's, built with the book's other arms before any chapter starts.
+# params file's, built with the book's other arms before any chapter starts, and what it
+# needs to run at all (the chain task; `isobook.book.applicability`).
 budget_share = 1.0
 extra_base_models = ["misconceptions"]
+requirement = "chain-task"
 
 # %%
 import numpy as np

@@ -21,6 +21,8 @@ from isobook.book.build import (
     chapter_parameters,
     chapters,
     execute_chapters,
+    not_run_page,
+    skipped_chapters,
 )
 from isobook.analysis.findings.verdicts import Verdict
 from isobook.book.findings_file import FILE as FINDINGS_FILE
@@ -217,8 +219,31 @@ def test_rounds_group_the_chapters_by_the_budget_their_runs_train_to_smallest_fi
         ["01_recipe"], [name for name in names if name not in ("01_recipe", *long)], list(long)]
     # Chapter 01 is in a round of its own because it declares that its runs train to half
     # its budget, and its code reads that declaration:
-    assert chapter_declarations(ROOT / "book" / "01_recipe.py") == {"budget_share": 0.5, "extra_base_models": []}
+    assert chapter_declarations(ROOT / "book" / "01_recipe.py") == {"budget_share": 0.5, "extra_base_models": [],
+                                                                    "requirement": None}
     assert "round(config.sweep.budget * budget_share)" in (ROOT / "book" / "01_recipe.py").read_text()
+
+
+def test_chapters_that_a_config_cannot_run_are_named_before_the_build_and_become_one_line_pages(
+        tmp_path: Path) -> None:
+    """Chapter 08 declares the chain task and chapter 07 a second model it can train: under a
+    math-file task with isobook's own second model both are skipped, with their reasons,
+    and neither's base-model arm is built; a checkpoint as the second model brings 07 back."""
+    math_file = ["task.family=math-file", f"task.math_file.path={tmp_path / 'problems.jsonl'}",
+                 f"model.source={tmp_path / 'checkpoint'}"]
+    config = load_config(ROOT / "params" / "smoke.yaml", math_file)
+    skipped = skipped_chapters(config)
+    assert sorted(skipped) == ["book/07_models_and_baselines", "book/08_what_makes_n_grow"]
+    assert "studies the chain task's own structure" in skipped["book/08_what_makes_n_grow"]
+    assert "set second_model.model.source to a checkpoint folder" in skipped["book/07_models_and_baselines"]
+    assert book_arms(config) == [config]
+    with_second = load_config(ROOT / "params" / "smoke.yaml", [*math_file, f"second_model.model.source={tmp_path}"])
+    assert list(skipped_chapters(with_second)) == ["book/08_what_makes_n_grow"]
+    assert skipped_chapters(load_config(ROOT / "params" / "smoke.yaml")) == {}
+    page = not_run_page(ROOT / "book" / "08_what_makes_n_grow.py", tmp_path, skipped["book/08_what_makes_n_grow"])
+    cells = json.loads(page.read_text())["cells"]
+    assert len(cells) == 1 and "".join(cells[0]["source"]).startswith(
+        "# What makes n* grow\n\nThis chapter does not run with this book's params: it studies the chain task")
 
 
 def test_a_chapter_declaration_outside_its_fields_is_one_error(tmp_path: Path) -> None:

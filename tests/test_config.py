@@ -21,7 +21,7 @@ def test_presets_load_and_defaults_match_the_cpu_preset() -> None:
     assert gpu.model.source != "isobook" and gpu.task.family == "math-file"
     assert len(sweep_configs(gpu)) > len(sweep_configs(cpu)) and gpu.sweep.gpus_per_run == 1.0
     assert (gpu.system.engine, gpu.system.precision, gpu.system.micro_batch_tokens) == ("vllm", "auto", 16384)
-    assert list(model_arms(gpu)) == ["Qwen2.5-0.5B-Instruct", "Llama-3.2-1B-Instruct"]  # chapter 07's two checkpoints
+    assert list(model_arms(gpu)) == ["Qwen2.5-0.5B-Instruct", "second-model"]  # chapter 07: a local folder, no hub id
 
 
 def test_the_long_book_is_the_default_with_three_chapters_at_four_times_the_budget() -> None:

@@ -37,6 +37,7 @@ import yaml
 from tqdm import tqdm
 from traitlets.config import Config as KernelConfig
 
+from isobook.book.applicability import REQUIREMENTS, why_not
 from isobook.book.findings_file import write_findings
 from isobook.book.kernel import ROOT
 from isobook.book.pages import findings_of_notebook, landing_table
@@ -74,7 +75,8 @@ def book_arms(config: Config, root: Path = ROOT) -> list[Config]:
     """The configs whose base model and sets the book's chapters build, one per sets folder:
     `config` itself and the arms (`ARMS`) each chapter declares in its ``extra_base_models``
     (`chapter_declarations`); the chapter derives them the same way."""
-    arms = [config, *(arm for chapter in chapters(root)
+    skipped = skipped_chapters(config, root)
+    arms = [config, *(arm for chapter in chapters(root) if chapter not in skipped
                       for kind in chapter_declarations(root / f"{chapter}.py")["extra_base_models"]
                       for arm in ARMS[kind](config).values())]
     unique: dict[Path, Config] = {}
@@ -118,10 +120,11 @@ def _parameter_names(source: Path) -> set[str]:
 
 
 # What a chapter declares, in its cell tagged ``book-declarations`` (literals only): the share
-# of its budget its runs train to, and the base-model arms (`sweeps.grid.ARMS`) it uses
-# beside the params file's model. The chapter's code reads the same variables.
+# of its budget its runs train to, the base-model arms (`sweeps.grid.ARMS`) it uses beside
+# the params file's model, and what it needs of the config to run at all (a key of
+# `applicability.REQUIREMENTS`, or None). The chapter's code reads the same variables.
 DECLARATION_TAG = "book-declarations"
-DECLARATION_DEFAULTS: dict[str, object] = {"budget_share": 1.0, "extra_base_models": []}
+DECLARATION_DEFAULTS: dict[str, object] = {"budget_share": 1.0, "extra_base_models": [], "requirement": None}
 
 
 def chapter_declarations(source: Path) -> dict[str, object]:
@@ -142,7 +145,18 @@ def chapter_declarations(source: Path) -> dict[str, object]:
         raise ConfigError(f"{source.name}: budget_share {share!r}; allowed: a float in (0, 1]")
     if not (isinstance(kinds, list) and set(kinds) <= set(ARMS)):
         raise ConfigError(f"{source.name}: extra_base_models {kinds!r}; allowed: a list of {', '.join(ARMS)}")
+    if declared["requirement"] is not None and declared["requirement"] not in REQUIREMENTS:
+        raise ConfigError(f"{source.name}: requirement {declared['requirement']!r}; allowed: None, "
+                          f"{', '.join(REQUIREMENTS)}")
     return declared
+
+
+def skipped_chapters(config: Config, root: Path = ROOT) -> dict[str, str]:
+    """The chapters (``_toc.yml`` paths) that do not run under `config`, each with the one
+    line its declared requirement gives."""
+    reasons = {chapter: why_not(chapter_declarations(root / f"{chapter}.py")["requirement"], config)
+               for chapter in chapters(root)}
+    return {chapter: reason for chapter, reason in reasons.items() if reason is not None}
 
 
 def budget_rounds(parameters: dict[str, dict], default_budget: int, root: Path = ROOT) -> list[list[str]]:
@@ -169,7 +183,8 @@ def chapters_at_once(config: Config) -> int:
 
 
 def execute_chapters(parameters: dict[str, dict], default_budget: int, outputs: Path,
-                     root: Path = ROOT, at_once: int = 1, book: str = "book") -> list[Path]:
+                     root: Path = ROOT, at_once: int = 1, book: str = "book",
+                     skipped: dict[str, str] | None = None) -> list[Path]:
     """Execute every chapter with its `parameters` (`chapter_parameters`) into
     ``<outputs>/<book>/notebooks/`` (`book`: ``book.folder``); returns the notebooks in the
     book's order.
@@ -183,12 +198,19 @@ def execute_chapters(parameters: dict[str, dict], default_budget: int, outputs: 
     round, chapters that train runs on base models of their own (``extra_base_models``) start
     first: they carry the most runs, and started last they would run on alone at the end
     while the other core waits. A chapter that fails stops the build: no chapter starts
-    after it, and its error is raised once the chapters beside it have finished."""
+    after it, and its error is raised once the chapters beside it have finished. A chapter
+    in `skipped` (`skipped_chapters`) is not executed: its notebook is its title and the
+    reason (`not_run_page`)."""
     folder = outputs / book / "notebooks"
     folder.mkdir(parents=True, exist_ok=True)
-    executed: dict[str, Path] = {}
-    with tqdm(total=len(chapters(root)), desc=f"chapters ({at_once} at once)", unit="chapter") as progress:
+    skipped = skipped or {}
+    executed = {chapter: not_run_page(root / f"{chapter}.py", folder, reason) for chapter, reason in skipped.items()}
+    with tqdm(total=len(chapters(root)), initial=len(skipped), desc=f"chapters ({at_once} at once)",
+              unit="chapter") as progress:
         for chapters_of_round in budget_rounds(parameters, default_budget, root):
+            chapters_of_round = [chapter for chapter in chapters_of_round if chapter not in skipped]
+            if not chapters_of_round:
+                continue
             started = sorted(chapters_of_round,  # stable: the book's order otherwise
                              key=lambda chapter: not chapter_declarations(root / f"{chapter}.py")["extra_base_models"])
             jobs = {chapter: (root / f"{chapter}.py", folder, parameters[Path(chapter).name], root)
@@ -243,6 +265,19 @@ def execute_chapter(source: Path, folder: Path, parameters: dict, root: Path) ->
                                    kernel_name="python3", progress_bar=False, config=_kernel_channels(Path(sockets)))
     blank.unlink()
     tag_for_the_page(target)
+    return target
+
+
+def not_run_page(source: Path, folder: Path, reason: str) -> Path:
+    """``<folder>/<name>.ipynb`` for a chapter that does not run under this build's config:
+    the chapter's title and one line, why (`applicability`)."""
+    title = next(line for cell in _chapter_cells(source) if cell.cell_type == "markdown"
+                 for line in cell.source.splitlines() if line.startswith("# "))
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
+        f"{title}\n\nThis chapter does not run with this book's params: {reason}.")])
+    notebook.metadata["isobook"] = {"not_run": reason}
+    target = folder / f"{source.stem}.ipynb"
+    nbformat.write(notebook, target)
     return target
 
 
@@ -351,10 +386,11 @@ def build_book(params: str, overrides: list[str], root: Path = ROOT) -> Path:
     config = load_config(params, overrides)
     outputs = root / config.system.outputs
     parameters = chapter_parameters(params, overrides, config, root)
+    skipped = skipped_chapters(config, root)
     prepare_arms(book_arms(replace(config, system=replace(config.system, outputs=str(outputs))), root),
                  outputs / "logs")
     notebooks = execute_chapters(parameters, config.sweep.budget, outputs, root, chapters_at_once(config),
-                                 config.book.folder)
+                                 config.book.folder, skipped)
     book = outputs / config.book.folder
     source = book / "src"
     if source.exists():
@@ -373,7 +409,8 @@ def build_book(params: str, overrides: list[str], root: Path = ROOT) -> Path:
     write_findings(book, notebooks)
     (source / "book" / "index.md").write_text(landing_page(root / "book" / "index.md", notebooks))
     for chapter, notebook in zip(chapters(root), notebooks):
-        add_run_box(notebook, Path(f"{chapter}.py"), parameters[Path(chapter).name], config.sweep.budget, root)
+        if chapter not in skipped:
+            add_run_box(notebook, Path(f"{chapter}.py"), parameters[Path(chapter).name], config.sweep.budget, root)
         shutil.copy(notebook, source / "book" / notebook.name)
     for page in text_pages(root):
         shutil.copy(root / f"{page}.md", source / f"{page}.md")
