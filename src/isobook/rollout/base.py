@@ -100,7 +100,9 @@ def cut_completions(ids: list[torch.Tensor], logprobs: list[torch.Tensor], token
 def check_context(prompt_ids: list[list[int]], max_new_tokens: int, context: int) -> None:
     """A `ConfigError` naming the fields to change when the longest prompt plus
     `max_new_tokens` does not fit the engine's `context` (tokens), said before sampling
-    starts rather than by an engine aborting mid-batch."""
+    starts rather than by an engine aborting mid-batch. vLLM's context is a hard limit; the
+    torch engine has none (rotary positions run past ``model.max_positions``), so it does
+    not check."""
     longest = max((len(ids) for ids in prompt_ids), default=0)
     if longest + max_new_tokens > context:
         raise ConfigError(f"model.max_positions: a prompt of {longest} tokens plus sampling.max_new_tokens="

@@ -16,7 +16,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from isobook.config import SamplingConfig
 from isobook.rollout import kv_decode
-from isobook.rollout.base import Rollouts, assemble_rollouts, check_context
+from isobook.rollout.base import Rollouts, assemble_rollouts
 from isobook.tasks.prompts import encode_prompts
 
 
@@ -43,7 +43,6 @@ class TorchEngine:
     def generate(self, prompts: list[str], n: int, sampling: SamplingConfig,
                  progress: Callable[[int], None] | None = None) -> Rollouts:
         encoded = encode_prompts(self.tokenizer, prompts, self.chat)
-        check_context(encoded, sampling.max_new_tokens, self.model.config.max_position_embeddings)
         order = sorted(range(len(prompts)), key=lambda i: len(encoded[i]))
         prompts_per_call = max(1, self.batch_rollouts // n)
         ids: list[torch.Tensor] = [torch.empty(0)] * (len(prompts) * n)  # one row per rollout, prompt order
