@@ -14,7 +14,16 @@ after a warm-up:
    master weights, bf16 autocast on a GPU, gradient checkpointing, micro-batches of
    `--micro-batch-tokens`, packed rows of 1,024 tokens): it samples its own batch, then
    updates; the second of two steps is timed;
-3. with vLLM installed: the same rollouts with the vLLM engine, and a weight push.
+3. the GPU preset's prompt path (`params/gpu-qwen2.5-0.5b.yaml`, the `vllm` test group's on
+   CPU): a byte-level BPE tokenizer trained here with a ChatML chat template, eos
+   ``<|im_end|>`` and pad ``<|endoftext|>``; isobook's word problems rendered through it;
+   B_p x n rollouts with the torch engine cut at the answer line; math-verify grading the
+   problems' own solutions (where installed);
+4. with vLLM installed: the chat rollouts with the vLLM engine, a prompt longer than its
+   context refused, and a weight push.
+
+The Ray sweep, sets and book of that test group do not depend on the device and are left
+to it (`make test`).
 
 The table is printed last; paste it into benchmarks/README.md. Each row also goes to stderr
 (``measured: ...``) as soon as it is measured. A step that raises becomes a ``failed`` row
@@ -41,13 +50,16 @@ import torch
 from rollout_engines import timed  # this folder is on the path when a script here runs
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
-from isobook.config import Config, RecipeConfig, SamplingConfig, SystemConfig, TaskConfig, TrainConfig
+from isobook.config import Config, ConfigError, RecipeConfig, SamplingConfig, SystemConfig, TaskConfig, TrainConfig
 from isobook.device import resolve_placement
 from isobook.grpo.trainer import GRPOTrainer, TrainerSettings
 from isobook.model.loading import parameter_count, set_activation_checkpointing
 from isobook.model.tokenizer import DEFAULT_ALPHABET, SPECIAL_TOKENS, build_char_tokenizer
 from isobook.rollout import TorchEngine
 from isobook.tasks import make_task
+from isobook.tasks.math_file import answer_line_end, reference_answer, verify_math_answer
+from isobook.tasks.prompts import chat_prompt
+from isobook.tasks.word_problems import word_problems
 
 SHAPES = {  # Qwen2Config fields
     "qwen2.5-0.5b": dict(vocab_size=151936, hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
@@ -55,6 +67,29 @@ SHAPES = {  # Qwen2Config fields
     "tiny": dict(vocab_size=512, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                  num_attention_heads=2, num_key_value_heads=1, rope_theta=1e4),
 }
+
+
+CHATML = ("{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + "
+          "'<|im_end|>\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+INSTRUCTION = "Solve it step by step, then give the final number on its own line as: #### <number>"
+
+
+def chat_tokenizer(texts: list[str], vocab_size: int):
+    """A byte-level BPE tokenizer of at most `vocab_size` tokens trained on `texts`, with a
+    ChatML chat template; eos ``<|im_end|>`` and pad ``<|endoftext|>``, as Qwen2.5's and
+    SmolLM2's instruct tokenizers (built here: the lent machine reaches no model hub)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    bpe.train_from_iterator(texts, trainers.BpeTrainer(
+        vocab_size=vocab_size, special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>")
+    tokenizer.chat_template = CHATML
+    return tokenizer
 
 
 def padded_tokenizer(vocab_size: int):
@@ -162,20 +197,52 @@ def main() -> None:
             peak = torch.cuda.max_memory_allocated(device) / 2**30
             table.add("peak GPU memory, sampling and update", f"{peak:.1f} GiB")
         del trainer  # and its optimizer's state
+    chat, chat_prompts = None, []
+    with table.section("chat path"):
+        chat, chat_prompts = chat_rows(table, model, args.batch_problems, args.n, sampling, placement)
     if not args.no_vllm:
         if device.type == "cuda":
             torch.cuda.empty_cache()  # vLLM sizes its KV cache from the memory left free
         with table.section("vLLM engine"):
-            vllm_rows(table, model, tokenizer, prompts, args.n, sampling, placement.dtype)
+            if chat is None:
+                raise RuntimeError("the chat path's tokenizer was not built (see its row)")
+            vllm_rows(table, model, chat, chat_prompts, args.n, sampling, placement.dtype)
     table.add("this script, imports excluded", f"{time.perf_counter() - began_script:.0f} s")
     table.print_markdown()
     if table.failed:
         sys.exit(1)
 
 
+def chat_rows(table: Table, model, batch_problems: int, n: int, sampling: SamplingConfig, placement):
+    """The GPU preset's prompt path on `model`: the chat tokenizer, word problems through its
+    template, torch-engine rollouts cut at the answer line, math-verify on the reference
+    solutions. Returns the tokenizer and the prompts."""
+    rows = word_problems(max(batch_problems, 64), seed=0)
+    tokenizer = chat_tokenizer([f"{row['question']}\n{row['answer']}" for row in rows] + [INSTRUCTION],
+                               min(2048, model.config.vocab_size))
+    if tokenizer.eos_token_id == tokenizer.pad_token_id:
+        raise RuntimeError("eos and pad are one token")
+    table.add("chat path: tokenizer", f"byte-level BPE, {len(tokenizer):,} tokens, ChatML template; eos "
+                                      f"im_end ({tokenizer.eos_token_id}), pad endoftext ({tokenizer.pad_token_id})")
+    prompts = [chat_prompt(tokenizer, str(row["question"]), INSTRUCTION) for row in rows[:batch_problems]]
+    table.add("chat path: prompt tokens (mean)",
+              f"{sum(len(tokenizer(p, add_special_tokens=False).input_ids) for p in prompts) / len(prompts):.0f}")
+    engine = TorchEngine(model.eval(), tokenizer, batch_rollouts=batch_problems * n, autocast=placement.autocast,
+                         chat=True, end_of=answer_line_end)
+    seconds, _ = timed(engine, prompts, n, sampling, repeats=1, warm_up=False)
+    table.add("chat path: torch engine rollouts/s (cut at the answer line)", f"{batch_problems * n / seconds:.1f}")
+    if importlib.util.find_spec("math_verify") is None:
+        table.add("chat path: math-verify", "not run: math-verify is not installed")
+    else:
+        scores = [verify_math_answer(str(row["answer"]), reference_answer(str(row["answer"]))) for row in rows]
+        table.add("chat path: math-verify, reference solutions right", f"{sum(scores):.0f} of {len(scores)}")
+    return tokenizer, prompts
+
+
 def vllm_rows(table: Table, model, tokenizer, prompts: list[str], n: int, sampling: SamplingConfig,
               dtype: torch.dtype) -> None:
-    """The vLLM engine on the same model and batch, and one weight push; a row saying why not
+    """The vLLM engine on the same model with the chat path's tokenizer and prompts: a prompt
+    past its context refused, the batch's rollouts, one weight push; a row saying why not
     where vLLM is not installed."""
     if importlib.util.find_spec("vllm") is None:  # `isobook.rollout.vllm_engine` imports vLLM only when built
         table.add("vLLM engine", "not run: vLLM is not installed (`pip install -e .[vllm]` on a GPU machine, "
@@ -189,8 +256,13 @@ def vllm_rows(table: Table, model, tokenizer, prompts: list[str], n: int, sampli
         tokenizer.save_pretrained(folder)
         began = time.perf_counter()
         engine = VLLMEngine(folder, tokenizer, max_model_len=256 + sampling.max_new_tokens, dtype=dtype,
-                            gpu_memory=0.4, cache_dir=folder / "cache")
+                            gpu_memory=0.4, cache_dir=folder / "cache", chat=True, end_of=answer_line_end)
         table.add("vLLM engine: start", f"{time.perf_counter() - began:.1f} s")
+        try:
+            engine.generate(["seven " * 400], 1, sampling)
+            table.add("vLLM engine: overlong prompt", "failed: generated past the context")
+        except ConfigError as error:
+            table.add("vLLM engine: overlong prompt", f"refused: {str(error).split(';')[0]}")
         seconds, _ = timed(engine, prompts, n, sampling, repeats=1, warm_up=True)
         table.add("vLLM engine: rollouts/s", f"{len(prompts) * n / seconds:.1f} ({seconds:.2f} s)")
         began = time.perf_counter()

@@ -50,19 +50,20 @@ from isobook.analysis.findings.claims import best_candidate, training_statistic_
 from isobook.analysis.findings.statistics import last_quarter, problem_scores, resolvable_difference
 from isobook.analysis.findings.verdicts import headline
 from isobook.book.charts import curves_chart, panels, use_offline_renderer
+from isobook.book.designs import RECIPE_CELLS, RECIPE_SETS, SCALING_RULES, lr_grid, lr_grid_seeds, recipe_n, recipe_runs
 from isobook.book.kernel import chapter_config
 from isobook.book.pages import FindingsTable, design_note, runs_note, scale, table
 from isobook.book.seeds import book_seed_variance
 from isobook.grpo.evaluation import metric_name
 from isobook.grpo.recipe import LrScaling, scaled_lr
-from isobook.sweeps import grid_run, mean_over_seeds, run_configs, run_counts, run_history, run_points
+from isobook.sweeps import mean_over_seeds, run_configs, run_counts, run_history, run_points
 
 use_offline_renderer()
 config = chapter_config(params, overrides, budget)
 avg, best, worst = (metric_name(kind, config.evaluation) for kind in ("avg", "best", "worst"))
 half = round(config.sweep.budget * budget_share)  # rollouts per run in this chapter
 batch_problems = config.sweep.batch_problems[0]
-n = max(v for v in config.sweep.rollouts_per_problem if v <= 16)  # paper's Figure 3: n = 16
+n = recipe_n(config)  # paper's Figure 3: n = 16
 
 # %% [markdown]
 # ## KL + entropy and the zero-variance filter (Figure 3)
@@ -73,29 +74,15 @@ n = max(v for v in config.sweep.rollouts_per_problem if v <= 16)  # paper's Figu
 # preset is the first cell on easy and "neither" on hard.
 
 # %%
-cells = {
-    "KL+entropy, keep all": ["recipe.regularisers=kl+entropy", "recipe.zero_variance=none"],
-    "KL+entropy, filter KL/entropy": ["recipe.regularisers=kl+entropy", "recipe.zero_variance=regularisers"],
-    "KL+entropy, filter all": ["recipe.regularisers=kl+entropy", "recipe.zero_variance=all"],
-    "neither": ["recipe.regularisers=none", "recipe.zero_variance=none"],
-}
+cells = RECIPE_CELLS
 regularised = "KL+entropy, keep all"
 presets = {"easy": "KL+entropy, keep all", "hard": "neither"}
-ablation, labels = [], []
-for set_name in ("easy", "hard"):
-    for cell, changes in cells.items():
-        ablation.append(grid_run(config, set_name, batch_problems, n, changes, budget=half))
-        labels.append({"recipe": cell})
-# The LR runs of the next section, trained now with these (one pool keeps every worker busy).
-anchor = config.recipe.base_lr
-grid_lrs = sorted({anchor * f for f in (0.3, 1.0, 3.0, 10.0)})
-lr_seeds = (config.sweep.seeds[0], config.sweep.seeds[0] + 1)  # the anchor is a central choice: two seeds
-lr_runs = [grid_run(config, "easy", batch_problems, n, [f"recipe.base_lr={lr}"], budget=half, seed=seed)
-           for lr in grid_lrs for seed in lr_seeds]
-small_n = min(config.sweep.rollouts_per_problem)
-rules = ("constant", "sqrt", "linear")
-scaling_runs = [grid_run(config, "easy", batch_problems, small_n, [f"recipe.lr_scaling={rule}"], budget=half)
-                for rule in rules]
+# The LR and scaling runs of the next sections train now with these (one pool keeps every worker busy).
+design = recipe_runs(config, half)
+ablation, lr_runs, scaling_runs = design["ablation"], design["lr"], design["scaling"]
+labels = [{"recipe": cell} for _ in RECIPE_SETS for cell in cells]
+anchor, grid_lrs, lr_seeds = config.recipe.base_lr, lr_grid(config), lr_grid_seeds(config)
+small_n, rules = min(config.sweep.rollouts_per_problem), SCALING_RULES
 outcomes = run_configs(ablation + lr_runs + scaling_runs, config, show_progress=False)
 history = run_history(ablation, labels)
 points = run_points(ablation, config.evaluation.k, labels)

@@ -35,7 +35,6 @@ overrides = []
 budget = None  # rollouts per run; None keeps the params file's sweep.budget
 
 # %%
-from collections import Counter
 
 import pandas as pd
 from IPython.display import display
@@ -51,23 +50,20 @@ from isobook.analysis.findings.verdicts import headline
 from isobook.analysis.frontier import analyse_frontier
 from isobook.analysis.n_star import n_star_table, regime_text
 from isobook.book.charts import frontier_chart, panels, use_offline_renderer
+from isobook.book.designs import sensitivity_runs
 from isobook.book.kernel import chapter_config
 from isobook.book.pages import FindingsTable, design_note, runs_note, scale, table
 from isobook.book.seeds import book_seed_variance
 from isobook.grpo.evaluation import metric_name, power_of_two_budgets
 from isobook.sets.build import prepare_sets
-from isobook.sweeps import run_configs, run_counts, run_points, sweep_configs
+from isobook.sweeps import run_configs, run_counts, run_points
 
 use_offline_renderer()
 config = chapter_config(params, overrides, budget)
 avg = metric_name("avg", config.evaluation)
-grid = sweep_configs(config)
-# The batch size that the sweep's grid splits in the most ways (the smallest among ties).
-splits = Counter(c.train.batch_rollouts for c in grid)
-batch = min(splits, key=lambda b: (-splits[b], b))
-fixed = [c for c in grid if c.train.batch_rollouts == batch]
-# For the sensitivity study: the fixed-B runs and chapter 02's runs at the grid's first B_p.
-sensitivity = fixed + [c for c in grid if c.train.batch_problems == config.sweep.batch_problems[0]]
+design = sensitivity_runs(config)  # the fixed-B runs, and with them chapter 02's at the grid's first B_p
+fixed, sensitivity = design["fixed"], design["sensitivity"]
+batch = fixed[0].train.batch_rollouts  # the batch size the sweep's grid splits in the most ways
 budgets = [b for b in power_of_two_budgets(config.evaluation, config.sweep.budget) if b >= batch]
 
 # %%

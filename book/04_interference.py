@@ -60,13 +60,14 @@ from isobook.analysis.findings.verdicts import headline
 from isobook.analysis.frontier import measured_frontier, pass_summary
 from isobook.analysis.n_star import regime_text, with_regime
 from isobook.book.charts import curves_chart, n_star_chart, panels, pass_chart, use_offline_renderer
+from isobook.book.designs import interference_runs
 from isobook.book.kernel import chapter_config
 from isobook.book.pages import FindingsTable, design_note, note, runs_note, scale, table
 from isobook.book.seeds import book_seed_variance
 from isobook.grpo.evaluation import metric_name
 from isobook.sets.build import load_set, prepare_sets
 from isobook.store.atomic import cached_parquet
-from isobook.sweeps import grid_run, n_grid, run_configs, run_counts, run_points, run_train_pass
+from isobook.sweeps import n_grid, run_configs, run_counts, run_points, run_train_pass
 
 use_offline_renderer()
 config = chapter_config(params, overrides, budget)
@@ -184,7 +185,7 @@ table(with_regime(split_optima.assign(**{"n within noise": split_optima["within 
 # curve's running best of validation reward) on the same grid, from chapter 02's runs.
 
 # %%
-runs = [grid_run(config, set_name, batch_problems, n) for set_name in config.sweep.sets for n in n_values]
+runs = interference_runs(config)["grid"]
 outcomes = run_configs(runs, config, show_progress=False)
 seeds = book_seed_variance(config, avg)
 points = run_points(runs, config.evaluation.k)
@@ -225,8 +226,7 @@ table(pd.concat(compare, ignore_index=True)[["set", "rollouts", "C/D", "updates"
 
 # %%
 histograms = config.interference
-pile_runs = [grid_run(config, set_name, batch_problems, n, histograms.histogram_changes(), seed=seed)
-             for set_name in histograms.sets for n in (min(n_values), max(n_values)) for seed in histograms.seeds]
+pile_runs = interference_runs(config)["piles"]
 display(runs_note(run_configs(pile_runs, config, show_progress=False)))
 train_pass = run_train_pass(pile_runs)
 if not train_pass.empty:

@@ -36,6 +36,11 @@ overrides = []
 budget = None  # rollouts per run; None keeps the params file's sweep.budget
 data_fraction = 0.125  # the small training set's share of the easy set (paper: 500 of 6k, 1/12)
 
+# %% tags=["book-declarations"]
+# Read by `isobook book` before the chapter runs: what it needs to run at all (the mixtures
+# it trains on; `isobook.book.applicability`).
+requirement = "mixtures"
+
 # %%
 import pandas as pd
 from IPython.display import display
@@ -44,6 +49,7 @@ from isobook.analysis.findings.claims import gains_nothing, greater, optimum_at_
 from isobook.analysis.findings.statistics import Contrast, problem_scores, resolvable_difference
 from isobook.analysis.findings.verdicts import headline
 from isobook.book.charts import curves_chart, panels, use_offline_renderer
+from isobook.book.designs import data_runs, small_data_size
 from isobook.book.kernel import chapter_config
 from isobook.book.pages import FindingsTable, design_note, runs_note, scale, table
 from isobook.book.seeds import book_seed_variance
@@ -51,7 +57,7 @@ from isobook.config import BINNED_SETS
 from isobook.grpo.evaluation import metric_name
 from isobook.grpo.transfer import transfer_counts
 from isobook.sets.build import load_set, prepare_sets
-from isobook.sweeps import grid_run, run_configs, run_counts, run_points
+from isobook.sweeps import run_configs, run_counts, run_points
 
 use_offline_renderer()
 config = chapter_config(params, overrides, budget)
@@ -69,18 +75,12 @@ small_n, large_n = min(n_values), max(n_values)
 
 # %%
 easy_size = load_set(prepare_sets(config), "easy")["train"].num_rows
-small_size = max(batch_problems, round(easy_size * data_fraction))
-sizes = {f"full (D = {easy_size:,})": [], f"small (D = {small_size:,})": [f"train.data_size={small_size}"]}
-size_runs, size_labels = [], []
-for label, changes in sizes.items():
-    for n in (small_n, large_n):
-        size_runs.append(grid_run(config, "easy", batch_problems, n, changes))
-        size_labels.append({"data": label})
-# The mixture runs of the next section, trained now with these (one pool keeps every worker busy).
-mixture_runs = [grid_run(config, "hard", batch_problems, small_n), grid_run(config, "hard", batch_problems, large_n),
-                grid_run(config, "mix-dual", batch_problems, small_n),
-                grid_run(config, "mix-dual", batch_problems, large_n),
-                grid_run(config, "mix-tri", batch_problems, large_n)]
+small_size = small_data_size(config, data_fraction, easy_size)
+sizes = [f"full (D = {easy_size:,})", f"small (D = {small_size:,})"]
+# The mixture runs of the next section train now with these (one pool keeps every worker busy).
+design = data_runs(config, small_size)
+size_runs, mixture_runs = design["sizes"], design["mixtures"]
+size_labels = [{"data": label} for label in sizes for _ in (small_n, large_n)]
 outcomes = run_configs(size_runs + mixture_runs, config, show_progress=False)
 size_points = run_points(size_runs, config.evaluation.k, size_labels)
 size_counts = run_counts(size_runs, "validation", size_labels)

@@ -34,7 +34,6 @@ budget = None  # rollouts per run; None keeps the params file's sweep.budget
 
 # %%
 import warnings
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -52,6 +51,7 @@ from isobook.analysis.frontier import analyse_frontier
 from isobook.analysis.n_star import n_star_table, regime_text
 from isobook.analysis.planner import ExtrapolationWarning, held_out_check, plan
 from isobook.book.charts import curves_chart, frontier_chart, optimal_chart, use_offline_renderer
+from isobook.book.designs import playbook_grid
 from isobook.book.kernel import chapter_config
 from isobook.book.pages import FindingsTable, design_note, note, runs_note, scale, table
 from isobook.book.seeds import book_seed_variance
@@ -63,7 +63,7 @@ use_offline_renderer()
 config = chapter_config(params, overrides, budget)
 avg = metric_name("avg", config.evaluation)
 set_name = config.sweep.sets[0]
-grid = replace(config, sweep=replace(config.sweep, sets=(set_name,)))
+grid = playbook_grid(config)  # every B_p and n on the sweep's first set
 budgets = power_of_two_budgets(config.evaluation, config.sweep.budget)
 largest_batch = max(run.train.batch_problems * run.train.rollouts_per_problem for run in sweep_configs(grid))
 

@@ -65,13 +65,14 @@ from isobook.analysis.findings.verdicts import headline
 from isobook.analysis.frontier import training_rewards
 from isobook.analysis.n_star import n_star_table, regime_text
 from isobook.book.charts import curves_chart, gap_chart, histogram_chart, n_star_chart, panels, use_offline_renderer
+from isobook.book.designs import baseline_arms, model_runs
 from isobook.book.kernel import chapter_config
 from isobook.book.pages import FindingsTable, design_note, runs_note, scale, table
 from isobook.book.seeds import book_seed_variance
 from isobook.config import BINNED_SETS
 from isobook.grpo.evaluation import metric_name
 from isobook.sets.build import prepare_sets
-from isobook.sweeps import grid_run, model_arms, n_grid, run_configs, run_counts, run_history, run_points
+from isobook.sweeps import model_arms, n_grid, run_configs, run_counts, run_history, run_points
 
 use_offline_renderer()
 config = chapter_config(params, overrides, budget)
@@ -112,11 +113,8 @@ panels([histogram_chart(pd.DataFrame({f"avg@{samples}": [f"{c / samples:.4f}" fo
 
 # %%
 set_name = config.second_model.set
-runs, labels = [], []
-for label, arm in arms.items():
-    for n in n_values:
-        runs.append(grid_run(arm, set_name, batch_problems, n))
-        labels.append({"model": label})
+design = model_runs(config)  # the baseline arms below train later
+runs, labels = design["arms"], [{"model": label} for label in arms for _ in n_values]
 outcomes = run_configs(runs, config, show_progress=False)
 points = run_points(runs, config.evaluation.k, labels)
 counts = run_counts(runs, "validation", labels)
@@ -179,14 +177,8 @@ table(final.assign(gap=final["reward"] - final[avg])[["model", "n", "rollouts", 
 
 # %%
 b = config.baseline
-arm_runs = {f"n = {b.rollouts_per_problem}": (b.rollouts_per_problem, ["train.n_train=null"]),
-            f"decoupled {b.rollouts_per_problem}/{b.n_train}": (b.rollouts_per_problem, [f"train.n_train={b.n_train}"]),
-            f"n = {b.n_train}": (b.n_train, ["train.n_train=null"])}
-baseline_runs, baseline_labels = [], []
-for arm, (n, changes) in arm_runs.items():
-    for seed in b.seeds:
-        baseline_runs.append(grid_run(config, b.set, batch_problems, n, changes, seed=seed))
-        baseline_labels.append({"arm": arm})
+arm_runs = baseline_arms(config)
+baseline_runs, baseline_labels = design["baseline"], [{"arm": arm} for arm in arm_runs for _ in b.seeds]
 display(runs_note(run_configs(baseline_runs, config, show_progress=False)))
 baseline_points = run_points(baseline_runs, config.evaluation.k, baseline_labels)
 baseline_counts = run_counts(baseline_runs, "validation", baseline_labels)

@@ -62,7 +62,6 @@ from isobook.analysis.bandit import (
     optimizer_curves,
     sharing_curves,
 )
-from isobook.analysis.envelope import one_rate_changes
 from isobook.analysis.findings.bandit_claims import (
     bandit_n_star_grows,
     bandit_optima,
@@ -92,6 +91,7 @@ from isobook.book.charts import (
     pass_chart,
     use_offline_renderer,
 )
+from isobook.book.designs import growth_runs
 from isobook.book.kernel import chapter_config
 from isobook.book.pages import (
     FindingsTable,
@@ -110,7 +110,6 @@ from isobook.sets.build import prepare_sets
 from isobook.sets.fresh import fresh_counts, greedy_pass
 from isobook.store.atomic import cached_parquet
 from isobook.sweeps import (
-    grid_run,
     mean_over_seeds,
     misconception_arms,
     n_grid,
@@ -209,16 +208,12 @@ for (name, policy), part in optimizer_optima.groupby(["optimizer", "policy"], so
 arm = misconception_arms(config)[f"misconceptions {config.misconceptions.kinds}"]
 rule = LrScaling(config.recipe.lr_scaling)
 peak = {n: scaled_lr(config.recipe.base_lr, config.recipe.reference_batch, batch_problems * n, rule) for n in n_values}
-one_rate = one_rate_changes(config, batch_problems * large)
 sqrt_name, one_name = f"{rule.value} rule", f"n = {large}'s, constant"
-designs = {  # setting -> its runs, each with its label
-    "rule": [(grid_run(config, "hard", batch_problems, n, seed=seed), sqrt_name)
-             for seed in seeds_trained for n in n_values]
-            + [(grid_run(config, "hard", batch_problems, n, one_rate, seed=seed), one_name)
-               for seed in seeds_trained for n in n_values if n != large],  # n = large: its rule run
-    "misconceptions": [(grid_run(arm, "hard", batch_problems, n,  # the extremes measure training problems too
-                                 config.interference.histogram_changes() if n in (small, large) else [], seed=seed), "")
-                       for seed in config.misconceptions.seeds for n in n_values]}
+runs_by_setting = growth_runs(config)  # n = large under one rate is its rule run
+labels_by_setting = {"rule": [sqrt_name] * len(seeds_trained) * len(n_values)
+                     + [one_name] * len(seeds_trained) * (len(n_values) - 1),
+                     "misconceptions": [""] * len(runs_by_setting["misconceptions"])}
+designs = {setting: list(zip(runs, labels_by_setting[setting])) for setting, runs in runs_by_setting.items()}
 problems = {"today": prepare_sets(config).summary["sets"]["hard"]["train"],
             "misconceptions": prepare_sets(arm).summary["sets"]["hard"]["train"]}  # D of each hard set
 display(runs_note(run_configs([run for runs in designs.values() for run, _ in runs], config, show_progress=False)))

@@ -37,6 +37,12 @@ def test_gpu_check_dry_run_prints_its_table_last() -> None:
     assert float(table["GRPO step: trained tokens/s"].split()[0]) > 0
     assert table["model"].startswith("tiny, ")
     assert rows[-1].startswith("| this script, imports excluded | ")
+    # The GPU preset's prompt path: its own BPE tokenizer, eos and pad apart, chat prompts.
+    assert table["chat path: tokenizer"].endswith("ChatML template; eos im_end (2), pad endoftext (0)")
+    assert float(table["chat path: prompt tokens (mean)"]) > 20
+    assert float(table["chat path: torch engine rollouts/s (cut at the answer line)"]) > 0
+    if importlib.util.find_spec("math_verify") is not None:
+        assert table["chat path: math-verify, reference solutions right"] == "64 of 64"
     if not VLLM_INSTALLED:
         assert table["vLLM engine"] == ("not run: vLLM is not installed (`pip install -e .[vllm]` on a GPU machine, "
                                         "`make venv-vllm` on a CPU one)")

@@ -26,7 +26,9 @@ from isobook.book.build import (
 )
 from isobook.analysis.findings.verdicts import Verdict
 from isobook.book.findings_file import FILE as FINDINGS_FILE
-from isobook.book.kernel import ROOT
+from isobook.book.designs import chapter_runs
+from isobook.book.kernel import ROOT, chapter_config
+from isobook.book.plan import book_plan
 from isobook.book.pages import findings_of_notebook
 from isobook.config import ConfigError, load_config
 from isobook.store.names import run_folder, sets_built, sets_folder
@@ -244,6 +246,57 @@ def test_chapters_that_a_config_cannot_run_are_named_before_the_build_and_become
     cells = json.loads(page.read_text())["cells"]
     assert len(cells) == 1 and "".join(cells[0]["source"]).startswith(
         "# What makes n* grow\n\nThis chapter does not run with this book's params: it studies the chain task")
+
+
+def test_book_chapters_leaves_chapters_out_by_name_and_rejects_a_name_that_is_not_one() -> None:
+    """`book.chapters` keeps the named chapters; the others get the one line that says so;
+    a chapter's own requirement still gives its own reason (chapter 05 needs mix-tri)."""
+    config = load_config(ROOT / "params" / "smoke.yaml", ["book.chapters=[00_introduction, 02_n_versus_m]"])
+    skipped = skipped_chapters(config)
+    assert sorted(skipped) == [c for c in chapters() if Path(c).name not in ("00_introduction", "02_n_versus_m")]
+    assert all(reason.startswith("book.chapters leaves it out; `isobook book --params <params> --plan ")
+               for reason in skipped.values())
+    without_tri = load_config(ROOT / "params" / "smoke.yaml", ["sets.mixtures={mix-dual: {hard: 0.5, easy: 0.5}}"])
+    assert skipped_chapters(without_tri) == {
+        "book/05_data": "it trains on the mixtures mix-dual and mix-tri (hard, easy and very easy problems), "
+                        "and sets.mixtures has no mix-tri"}
+    with pytest.raises(ConfigError, match=r"^book.chapters: '02_n_vs_m' is not a chapter; allowed: 00_introduction, "):
+        skipped_chapters(load_config(ROOT / "params" / "smoke.yaml", ["book.chapters=[02_n_vs_m]"]))
+
+
+def test_the_plan_counts_the_runs_the_book_trains_before_and_after_the_build(built, smoke_outputs: Path) -> None:
+    """Before the build, the plan names every run the build leaves in the store (those a
+    chapter adds from its results, past a rate bracket's edge, within the bound its note
+    gives) and their rollouts; after it, nothing is left to train and the rate is the
+    store's: its runs' rollouts over their seconds."""
+    params = str(ROOT / "params" / "smoke.yaml")
+    before = book_plan(params, [f"system.outputs={smoke_outputs}"])
+    outputs, _, _ = built
+    after = book_plan(params, [f"system.outputs={outputs}"])
+    stored = {folder.name: json.loads((folder / "status.json").read_text()) for folder in (outputs / "runs").iterdir()}
+    assert after.rollouts == 0 and after.runs == before.runs
+    assert before.profile_rollouts > 0 and after.profile_rollouts == 0  # the other base models' sets, then built
+    extra = len(stored) - before.runs
+    note = before.chapters.set_index("chapter").loc["02_n_versus_m", "note"]  # "up to N more runs ..." or ""
+    bound = int(note.split()[2]) if note else 0
+    assert 0 <= extra <= bound
+    config = load_config(params, [f"system.outputs={outputs}"])
+    chapter_cfg = chapter_config(params, [f"system.outputs={outputs}"])
+    planned = {run_folder(run).name: run.train.budget for chapter in chapters()
+               for run in chapter_runs(Path(chapter).name, chapter_cfg,
+                                       chapter_declarations(ROOT / f"{chapter}.py")["budget_share"])}
+    assert set(planned) <= set(stored)
+    assert all(stored[name]["rollouts"] >= budget for name, budget in planned.items())
+    # Every planned run was new before the build: its rollouts are the largest budget asked of it.
+    assert before.rollouts >= sum(planned.values()) and before.chapters["new runs"].sum() == before.runs
+    model = json.loads(json.dumps(config.to_dict()["model"]))  # the other base models' runs are not counted
+    own = [status for name, status in stored.items() if status["status"] == "finished"
+           and yaml.safe_load((outputs / "runs" / name / "config.yaml").read_text())["model"] == model]
+    assert len(own) < len(stored)
+    assert after.rate == pytest.approx(sum(s["rollouts"] for s in own) / sum(s["seconds"] for s in own), rel=1e-12)
+    smaller_pools = [f"system.outputs={outputs}", "sets.pool_size=64"]  # sets the store does not hold
+    assert book_plan(params, smaller_pools).profile_rollouts == (
+        64 * config.sets.samples * len(book_arms(load_config(params, smaller_pools))))
 
 
 def test_a_chapter_declaration_outside_its_fields_is_one_error(tmp_path: Path) -> None:

@@ -95,6 +95,27 @@ def test_sweep_whose_grid_is_empty(capsys) -> None:
         "isobook: sweep.max_batch: 4 leaves no grid point (the smallest B_p * n is 32); allowed: >= 32")
 
 
+def test_book_plan_prints_every_chapter_and_refuses_a_rate_that_is_not_one(tmp_path: Path, capsys) -> None:
+    """`isobook book --plan` on an empty store: every chapter's row, each run new, the hours
+    at the given rate; a rate of 0 and a chapter name that is not one are one line each."""
+    outputs, smoke = f"system.outputs={tmp_path}", str(SMOKE)
+    assert main(["book", "--params", smoke, "--plan", "--rate", "2", outputs]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].split() == ["chapter", "runs", "new", "runs", "rollouts"]
+    rows = [line.split() for line in printed[1:10]]
+    assert [row[0] for row in rows] == [Path(c).name for c in sorted(p.stem for p in (ROOT / "book").glob("0*.py"))]
+    total = next(line for line in printed if line.startswith("book: "))
+    runs, rollouts = re.fullmatch(r"book: (\d+) runs, ([\d,]+) rollouts to train", total).groups()
+    assert int(runs) == sum(int(row[2]) for row in rows) and int(rollouts.replace(",", "")) == sum(
+        int(row[3]) for row in rows)
+    hours = int(rollouts.replace(",", "")) / 2 / 3600
+    assert f"at 2 rollouts/s (given): {hours:,.1f} hours" in printed
+    assert refused(capsys, "book", "--params", smoke, "--plan", "--rate", "0", outputs) == (
+        "isobook: --rate 0.0; allowed: rollouts per second, a number above 0")
+    assert refused(capsys, "book", "--params", smoke, "--plan", "book.chapters=[02_nm]", outputs).startswith(
+        "isobook: book.chapters: '02_nm' is not a chapter; allowed: 00_introduction, 01_recipe, ")
+
+
 def test_unknown_command_is_one_line_too(capsys) -> None:
     with pytest.raises(SystemExit) as exit_:
         main(["trian"])

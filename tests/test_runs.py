@@ -165,6 +165,26 @@ def test_extending_c_to_2c_equals_one_2c_run(reference_run, outputs_with_sets: P
     pd.testing.assert_series_equal(again, own, check_dtype=False, check_names=False)
 
 
+def test_a_run_finished_without_its_optimizer_keeps_its_policy_and_refuses_a_larger_budget(
+        reference_run, outputs_with_sets: Path) -> None:
+    """``system.keep_optimizer=false``: the same run and numbers, its weights once (in
+    policy/), state.pt the rows alone; a larger budget names the field instead of resuming
+    with a fresh optimizer."""
+    import torch
+    from safetensors.torch import load_file
+
+    lean = run_grpo(smoke_config(outputs_with_sets, *RUN, f"train.budget={BUDGET}", "system.keep_optimizer=false"),
+                    show_progress=False)
+    assert lean.folder.name == reference_run.folder.name
+    pd.testing.assert_frame_equal(comparable(lean.metrics), comparable(reference_run.metrics))
+    weights = [load_file(run.folder / "policy" / "model.safetensors") for run in (lean, reference_run)]
+    torch.testing.assert_close(*weights)  # the same updates in the same order: fp32 rounding at most
+    saved = torch.load(lean.folder / "state.pt", weights_only=False)
+    assert "model" not in saved and "optimizer" not in saved and saved["steps"] == BUDGET // 16
+    with pytest.raises(StoreError, match=r"finished without its optimizer state \(system.keep_optimizer=false\)"):
+        run_grpo(smoke_config(outputs_with_sets, *RUN, f"train.budget={2 * BUDGET}"), show_progress=False)
+
+
 def test_a_study_asking_for_a_budget_the_run_never_stopped_at_is_refused(reference_run) -> None:
     outputs = reference_run.folder.parents[1]
     with pytest.raises(StoreError, match=rf"holds no policy trained to {BUDGET // 2} rollouts.*finished at {BUDGET}"):

@@ -5,6 +5,7 @@
     isobook train --params params/cpu.yaml train.set=hard train.batch_problems=16 train.budget=40960
     isobook sweep --params params/cpu.yaml "sweep.rollouts_per_problem=[4, 8, 16]" sweep.workers=2
     isobook book --params params/smoke.yaml                 # execute the chapters, build the HTML book
+    isobook book --params params/gpu-qwen2.5-0.5b.yaml --plan --rate 20   # its runs, rollouts, hours; trains nothing
     isobook config --params params/smoke.yaml train.set=hard   # the resolved config, every field explained
     isobook compare outputs/book outputs/book-replicate    # two builds' findings, row by row
     isobook readme outputs/book --replicate outputs/book-replicate   # the README's findings from the builds
@@ -79,6 +80,11 @@ def main(argv: list[str] | None = None) -> int:
             continue
         command.add_argument("--params", help="YAML params file (e.g. params/cpu.yaml)")
         command.add_argument("overrides", nargs="*", help="section.field=value overrides")
+        if name == "book":
+            command.add_argument("--plan", action="store_true",
+                                 help="print each chapter's runs and rollouts and the hours they take; train nothing")
+            command.add_argument("--rate", type=float, help="with --plan: rollouts per second to read hours at "
+                                 "(default: measured on the store's finished runs of the same model)")
     args = parser.parse_args(argv)
     try:
         if args.command == "compare":
@@ -94,6 +100,11 @@ def main(argv: list[str] | None = None) -> int:
             return _checkpoint(args.name, args.outputs)
         if args.command == "word-problems":
             return _word_problems(args.out, args.count, args.seed)
+        if args.command == "book" and args.plan:
+            from isobook.book.plan import book_plan
+
+            print(book_plan(args.params or "params/cpu.yaml", args.overrides, args.rate).text())
+            return 0
         return _run(args.command, args.params, args.overrides)
     except (ConfigError, StoreError) as error:
         print(f"isobook: {error}", file=sys.stderr)

@@ -27,8 +27,17 @@ def _second_model(config: Config) -> str | None:
             f"{config.task.family!r} set second_model.model.source to a checkpoint folder to compare two models")
 
 
+def _mixtures(config: Config) -> str | None:
+    missing = [name for name in ("mix-dual", "mix-tri") if name not in config.sets.mixtures]
+    if not missing:
+        return None
+    return (f"it trains on the mixtures mix-dual and mix-tri (hard, easy and very easy problems), and "
+            f"sets.mixtures has no {' or '.join(missing)}")
+
+
 # requirement name -> None where a config meets it, else the one line saying why not.
-REQUIREMENTS: dict[str, Callable[[Config], str | None]] = {"chain-task": _chain_task, "second-model": _second_model}
+REQUIREMENTS: dict[str, Callable[[Config], str | None]] = {"chain-task": _chain_task, "second-model": _second_model,
+                                                           "mixtures": _mixtures}
 
 
 def why_not(requirement: str | None, config: Config) -> str | None:

@@ -124,6 +124,8 @@ def _parameter_names(source: Path) -> set[str]:
 # the params file's model, and what it needs of the config to run at all (a key of
 # `applicability.REQUIREMENTS`, or None). The chapter's code reads the same variables.
 DECLARATION_TAG = "book-declarations"
+LEFT_OUT = ("book.chapters leaves it out; `isobook book --params <params> --plan book.chapters=null` counts "
+            "what it would train")
 DECLARATION_DEFAULTS: dict[str, object] = {"budget_share": 1.0, "extra_base_models": [], "requirement": None}
 
 
@@ -152,10 +154,19 @@ def chapter_declarations(source: Path) -> dict[str, object]:
 
 
 def skipped_chapters(config: Config, root: Path = ROOT) -> dict[str, str]:
-    """The chapters (``_toc.yml`` paths) that do not run under `config`, each with the one
-    line its declared requirement gives."""
+    """The chapters (``_toc.yml`` paths) that do not run under `config`, each with its one
+    line: the one its declared requirement gives, or that ``book.chapters`` leaves it out
+    (a `ConfigError` for a name there that is not a chapter)."""
+    names = {Path(chapter).name: chapter for chapter in chapters(root)}
+    chosen = config.book.chapters
+    unknown = [name for name in chosen or () if name not in names]
+    if unknown:
+        raise ConfigError(f"book.chapters: {unknown[0]!r} is not a chapter; allowed: {', '.join(names)}")
     reasons = {chapter: why_not(chapter_declarations(root / f"{chapter}.py")["requirement"], config)
                for chapter in chapters(root)}
+    if chosen is not None:
+        reasons.update({chapter: LEFT_OUT for name, chapter in names.items()
+                        if name not in chosen and reasons[chapter] is None})
     return {chapter: reason for chapter, reason in reasons.items() if reason is not None}
 
 
@@ -275,7 +286,6 @@ def not_run_page(source: Path, folder: Path, reason: str) -> Path:
                  for line in cell.source.splitlines() if line.startswith("# "))
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
         f"{title}\n\nThis chapter does not run with this book's params: {reason}.")])
-    notebook.metadata["isobook"] = {"not_run": reason}
     target = folder / f"{source.stem}.ipynb"
     nbformat.write(notebook, target)
     return target

@@ -373,6 +373,8 @@ class BookConfig(Section):
     chapters_at_once: int | None = option(None, "chapters executed at once, each with its own sweep workers "
                                           "(sweep.workers, so two chapters may start twice the runs the CPUs "
                                           "hold); null: 2 on the CPU, 1 where runs go to a CUDA GPU", low=1)
+    chapters: tuple[str, ...] | None = option(None, "the chapters executed (file names in book/ without .py); "
+                                              "each other one is a page with its title and one line; null: all")
 
     def check(self) -> None:
         for chapter, rollouts in self.budgets.items():
@@ -399,6 +401,9 @@ class SystemConfig(Section):
                                     low=0.05, high=0.95)
     gradient_checkpointing: bool = option(False, "recompute activations in the backward pass (saves memory "
                                           "on real models)")
+    keep_optimizer: bool = option(True, "a finished run keeps its weights and optimizer state in state.pt, so a "
+                                  "larger budget extends it exactly (fp32 Adam: 3x the weights); false: its policy/ "
+                                  "alone, and a larger budget is refused")
     micro_batch_tokens: int = option(0, "prompt + completion tokens per forward/backward pass of an update "
                                      "(gradient accumulation, same update); 0: the whole batch at once", low=0)
 

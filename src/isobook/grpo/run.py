@@ -170,6 +170,8 @@ def _train(config: Config, folder: Path, show_progress: bool) -> RunResult:
             setup.policy.save_pretrained(staging)
             setup.tokenizer.save_pretrained(staging)
         write_status(folder, "finished", state)
+        if not config.system.keep_optimizer:  # policy/ holds the weights; a kill before this leaves them twice
+            save_checkpoint(folder, None, None, state)
     setup.wait_for_everyone()
     return RunResult(folder, "finished", None, total - start, read_metrics(folder))
 

@@ -87,11 +87,15 @@ def write_config(folder: Path, config: Config) -> None:
     atomic_write_text(yaml.safe_dump(plain, sort_keys=False), folder / "config.yaml")
 
 
-def save_checkpoint(folder: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, state: RunState) -> None:
-    """Weights, optimizer and rows in one atomic file, then the tables readers look at."""
-    atomic_torch_save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "steps": state.steps,
-                       "metrics": state.metrics, "train_pass": state.train_pass, "validation": state.validation,
-                       "seconds": state.seconds},
+def save_checkpoint(folder: Path, model: torch.nn.Module | None, optimizer: torch.optim.Optimizer | None,
+                    state: RunState) -> None:
+    """Weights, optimizer and rows in one atomic file, then the tables readers look at.
+    Without `model` and `optimizer` (a finished run whose ``policy/`` holds its weights,
+    ``system.keep_optimizer`` false) the file keeps the rows alone."""
+    weights = {} if model is None or optimizer is None else {"model": model.state_dict(),
+                                                             "optimizer": optimizer.state_dict()}
+    atomic_torch_save({**weights, "steps": state.steps, "metrics": state.metrics, "train_pass": state.train_pass,
+                       "validation": state.validation, "seconds": state.seconds},
                       folder / "state.pt")
     write_tables(folder, state)
 
@@ -106,6 +110,9 @@ def load_checkpoint(folder: Path, model: torch.nn.Module, optimizer: torch.optim
     except Exception as error:  # noqa: BLE001 - any unreadable file gets the same advice
         raise StoreError(f"{path}: unreadable checkpoint ({type(error).__name__}: {error}); "
                          "delete it to restart this run from scratch") from error
+    if "optimizer" not in saved:
+        raise StoreError(f"{folder}: finished without its optimizer state (system.keep_optimizer=false), so a "
+                         f"larger budget cannot extend it; delete {folder} to train it again to that budget")
     model.load_state_dict(saved["model"])
     optimizer.load_state_dict(saved["optimizer"])
     return RunState(saved["steps"], saved["metrics"], saved["train_pass"], saved["seconds"],
