@@ -33,11 +33,14 @@ params = "params/cpu.yaml"  # a preset from params/; papermill: -p params params
 overrides = []
 
 # %%
+from pathlib import Path
+
 import pandas as pd
+from IPython.display import display
 
 from isobook.book.charts import histogram_chart, use_offline_renderer
 from isobook.book.kernel import chapter_config
-from isobook.book.pages import table
+from isobook.book.pages import note, table
 from isobook.sets.build import prepare_sets
 from isobook.sets.fresh import greedy_by_set
 
@@ -57,11 +60,17 @@ summary = prepare_sets(config).summary
 # the base model, and the paper's sets are binned from it (the paper's rules, Figure 2).
 
 # %%
+if config.model.source != "isobook" or config.task.family != "chain":  # a checkpoint, or a file of problems
+    problems = (Path(config.task.math_file.path).name if config.task.family == "math-file"
+                else f"isobook's {config.task.family} task")
+    display(note(f"This book's base model is {Path(config.model.source).name} and its problems come from "
+                 f"{problems}, profiled with avg@{config.sets.samples}: the paragraph above describes the "
+                 "default book."))
 table(pd.DataFrame({
     "base model": [summary["base_model"].split("/")[-1]],
     "parameters": [summary["parameters"]],
     "pool problems": [summary["pool_size"]],
-    "hard problems with pass@16 > 0": [summary["hard_pass_at_k_positive"]],
+    f"hard problems with pass@{summary['samples']} > 0": [summary["hard_pass_at_k_positive"]],
     "stability r (final vs earlier checkpoint)": [summary["stability"].get("pearson")],
 }))
 

