@@ -261,6 +261,7 @@ def vllm_rows(table: Table, model, tokenizer, prompts: list[str], n: int, sampli
         try:
             engine.generate(["seven " * 400], 1, sampling)
             table.add("vLLM engine: overlong prompt", "failed: generated past the context")
+            table.failed = True
         except ConfigError as error:
             table.add("vLLM engine: overlong prompt", f"refused: {str(error).split(';')[0]}")
         seconds, _ = timed(engine, prompts, n, sampling, repeats=1, warm_up=True)

@@ -50,7 +50,7 @@ from isobook.analysis.findings.claims import best_candidate, training_statistic_
 from isobook.analysis.findings.statistics import last_quarter, problem_scores, resolvable_difference
 from isobook.analysis.findings.verdicts import headline
 from isobook.book.charts import curves_chart, panels, use_offline_renderer
-from isobook.book.designs import RECIPE_CELLS, RECIPE_SETS, SCALING_RULES, lr_grid, lr_grid_seeds, recipe_n, recipe_runs
+from isobook.book.designs import RECIPE_CELLS, RECIPE_SETS, SCALING_RULES, lr_grid_seeds, recipe_n, recipe_runs
 from isobook.book.kernel import chapter_config
 from isobook.book.pages import FindingsTable, design_note, runs_note, scale, table
 from isobook.book.seeds import book_seed_variance
@@ -81,7 +81,7 @@ presets = {"easy": "KL+entropy, keep all", "hard": "neither"}
 design = recipe_runs(config, half)
 ablation, lr_runs, scaling_runs = design["ablation"], design["lr"], design["scaling"]
 labels = [{"recipe": cell} for _ in RECIPE_SETS for cell in cells]
-anchor, grid_lrs, lr_seeds = config.recipe.base_lr, lr_grid(config), lr_grid_seeds(config)
+anchor, lr_seeds = config.recipe.base_lr, lr_grid_seeds(config)
 small_n, rules = min(config.sweep.rollouts_per_problem), SCALING_RULES
 outcomes = run_configs(ablation + lr_runs + scaling_runs, config, show_progress=False)
 history = run_history(ablation, labels)

@@ -180,7 +180,7 @@ CHAPTER_RUNS: dict[str, Callable[[Config, float], list[Config]]] = {
     "00_introduction": lambda config, share: [],
     "01_recipe": lambda config, share: [run for runs in recipe_runs(config, round(config.sweep.budget * share)).values()
                                         for run in runs],
-    "02_n_versus_m": lambda config, share: _n_versus_m(config),  # and `rated_runs`
+    "02_n_versus_m": lambda config, share: _n_versus_m(config),  # and `RATED_RUNS`
     "03_bp_versus_n": lambda config, share: sensitivity_runs(config)["sensitivity"],
     "04_interference": lambda config, share: [run for runs in interference_runs(config).values() for run in runs],
     "05_data": lambda config, share: _data(config),

@@ -8,8 +8,9 @@ Each chapter's runs are the ones it asks for before it reads a result
 declared ``budget_share``). A run two chapters share counts once, at the larger budget, and
 a run the store already holds counts only the rollouts it has left. Hours are rollouts over
 a rate in rollouts per second: the one measured on this store's finished runs of the same
-model and engine (their rollouts over their wall seconds, evaluation and start-up
-included), or the one given (`rate`).
+model and engine (their rollouts over the seconds of their sampling, updates and
+evaluations; loading the model and starting an engine are left out), or the one given
+(`rate`). Runs are counted one after another: `sweep.workers` at once divide the wall time.
 """
 
 from __future__ import annotations
@@ -50,8 +51,8 @@ class BookPlan:
     rollouts: int          # still to train over the book
     rate: float | None     # rollouts per second the hours are read at
     rate_source: str
-    hours_unit: str        # "GPU-hours" where runs go to a CUDA device; "hours" at a given rate
-    profile_rollouts: int  # rollouts that profile the pools of base models whose sets are not built
+    hours_unit: str        # "GPU-hours" on a CUDA device, "hours on this machine" on its CPU, "hours" at a given rate
+    profile_rollouts: int  # rollouts that profile the pools (and stability problems) of sets not built
 
     def hours(self) -> float | None:
         return None if self.rate is None else self.rollouts / self.rate / 3600
@@ -94,7 +95,9 @@ def book_plan(params: str, overrides: list[str], rate: float | None = None, root
     config = load_config(params, overrides)
     parameters = chapter_parameters(params, overrides, config, root)
     skipped = skipped_chapters(config, root)
-    budgets: dict[Path, int] = {}  # run folder -> the largest budget asked so far
+    outputs = root / config.system.outputs
+    config = replace(config, system=replace(config.system, outputs=str(outputs)))  # as the chapters resolve it
+    reached: dict[Path, int] = {}  # run folder -> the rollouts it will have after the chapters so far
     rows = []
     for chapter in chapters(root):
         name = Path(chapter).name
@@ -104,24 +107,24 @@ def book_plan(params: str, overrides: list[str], rate: float | None = None, root
         chapter_cfg = chapter_config(params, overrides, parameters[name].get("budget"))
         share = chapter_declarations(root / f"{chapter}.py")["budget_share"]
         rated = [_stored_alike(run) for run in RATED_RUNS.get(name, lambda _: [])(chapter_cfg)]
-        runs = {run_folder(run): run for run in [*chapter_runs(name, chapter_cfg, share), *rated]}
-        new = [folder for folder in runs if folder not in budgets]
+        asked: dict[Path, int] = {}  # run folder -> the largest budget this chapter asks of it
+        for run in [*chapter_runs(name, chapter_cfg, share), *rated]:
+            asked[run_folder(run)] = max(asked.get(run_folder(run), 0), run.train.budget)
+        new = [folder for folder in asked if folder not in reached]
         rollouts = 0
-        for folder, run in runs.items():
-            done = budgets.get(folder, int((read_status(folder) or {}).get("rollouts", 0)))
-            rollouts += max(0, run.train.budget - done)
-            budgets[folder] = max(done, run.train.budget)
-        rows.append({"chapter": name, "runs": len(runs), "new runs": len(new), "rollouts": rollouts,
+        for folder, budget in asked.items():
+            done = reached.get(folder, int((read_status(folder) or {}).get("rollouts", 0)))
+            rollouts += max(0, budget - done)
+            reached[folder] = max(done, budget)
+        rows.append({"chapter": name, "runs": len(asked), "new runs": len(new), "rollouts": rollouts,
                      "note": _adds_from_results(name, chapter_cfg)})
     table = pd.DataFrame(rows)
     measured = (rate, "given") if rate is not None else measured_rate(config)
     on_gpu = resolve_placement(config.system).device.type == "cuda"
     unit = "hours" if rate is not None else "GPU-hours" if on_gpu else "hours on this machine"
-    outputs = root / config.system.outputs
-    arms = book_arms(replace(config, system=replace(config.system, outputs=str(outputs))), root)
-    profile = sum(arm.sets.pool_size * arm.sets.samples for arm in arms if not sets_built(arm))
-    return BookPlan(table, len(budgets), int(table["rollouts"].sum()), *measured,
-                    unit, profile)
+    profile = sum((arm.sets.pool_size + arm.sets.stability_problems) * arm.sets.samples
+                  for arm in book_arms(config, root) if not sets_built(arm))
+    return BookPlan(table, len(reached), int(table["rollouts"].sum()), *measured, unit, profile)
 
 
 def _stored_alike(run: Config) -> Config:
@@ -131,8 +134,9 @@ def _stored_alike(run: Config) -> Config:
     prefix = run_folder(run).name.rsplit("-", 1)[0]
     for stored in sorted(run_folder(run).parent.glob(f"{prefix}-*/config.yaml")):
         saved = yaml.safe_load(stored.read_text())
-        if _without_rate(saved) == wanted:
-            return with_overrides(run, [f"recipe.base_lr={saved['recipe']['base_lr']!r}"])
+        at_rate = with_overrides(run, [f"recipe.base_lr={saved['recipe']['base_lr']!r}"])
+        if _without_rate(saved) == wanted and run_folder(at_rate) == stored.parent:
+            return at_rate
     return run
 
 

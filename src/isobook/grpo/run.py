@@ -47,6 +47,7 @@ from isobook.store.locks import holding
 from isobook.store.names import Seed, base_scores_path, run_folder, step_seed
 from isobook.store.runs import (
     RunState,
+    check_resumable,
     keep_finished_policy,
     load_checkpoint,
     read_metrics,
@@ -115,6 +116,7 @@ def _train(config: Config, folder: Path, show_progress: bool) -> RunResult:
     """Train the run `config` describes from its last checkpoint (or the start) to its budget."""
     total = config.train.steps
     torch.set_num_threads(config.system.threads)
+    check_resumable(folder)
     setup = _RunSetup(config)
     main = setup.is_main  # with data parallelism only the main process evaluates and writes
     state = load_checkpoint(folder, setup.policy, setup.optimizer) or RunState(0, [], [], 0.0)

@@ -14,7 +14,8 @@ measurements (``easy-bp32-n8-s0-1a2b3c``, `names.run_name`). A folder holds:
   evaluation (the set-level ``val_*`` scores are their means; `isobook.analysis.findings` resamples
   them to put an uncertainty on every comparison);
 * ``state.pt``: the resumable checkpoint (weights, optimizer, update count, and the rows
-  above as of that update), written atomically in one file so it is never inconsistent;
+  above as of that update), written atomically in one file so it is never inconsistent; a
+  run finished with ``system.keep_optimizer`` false keeps the rows alone (`check_resumable`);
 * ``policy/``: the trained model as a ``save_pretrained`` folder, once finished;
 * ``policies/<rollouts>/``: the policy of each budget the run finished at before it was
   extended (`keep_finished_policy`), so a study that asks for the shorter budget still
@@ -100,6 +101,15 @@ def save_checkpoint(folder: Path, model: torch.nn.Module | None, optimizer: torc
     write_tables(folder, state)
 
 
+def check_resumable(folder: Path) -> None:
+    """Refuse, before any model loads, a run whose checkpoint kept its rows alone (finished
+    with ``system.keep_optimizer`` false): a fresh optimizer would not equal one longer run."""
+    path = folder / "state.pt"
+    if path.is_file() and "optimizer" not in torch.load(path, mmap=True, weights_only=False):
+        raise StoreError(f"{folder}: finished without its optimizer state (system.keep_optimizer=false), so a "
+                         f"larger budget cannot extend it; delete {folder} to train it again to that budget")
+
+
 def load_checkpoint(folder: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> RunState | None:
     """Restore `model` and `optimizer` from the run's checkpoint; None if it has none."""
     path = folder / "state.pt"
@@ -110,9 +120,6 @@ def load_checkpoint(folder: Path, model: torch.nn.Module, optimizer: torch.optim
     except Exception as error:  # noqa: BLE001 - any unreadable file gets the same advice
         raise StoreError(f"{path}: unreadable checkpoint ({type(error).__name__}: {error}); "
                          "delete it to restart this run from scratch") from error
-    if "optimizer" not in saved:
-        raise StoreError(f"{folder}: finished without its optimizer state (system.keep_optimizer=false), so a "
-                         f"larger budget cannot extend it; delete {folder} to train it again to that budget")
     model.load_state_dict(saved["model"])
     optimizer.load_state_dict(saved["optimizer"])
     return RunState(saved["steps"], saved["metrics"], saved["train_pass"], saved["seconds"],
