@@ -103,9 +103,10 @@ def save_checkpoint(folder: Path, model: torch.nn.Module | None, optimizer: torc
 
 def check_resumable(folder: Path) -> None:
     """Refuse, before any model loads, a run whose checkpoint kept its rows alone (finished
-    with ``system.keep_optimizer`` false): a fresh optimizer would not equal one longer run."""
+    with ``system.keep_optimizer`` false): a fresh optimizer would not equal one longer run.
+    The tensors are mapped, not read."""
     path = folder / "state.pt"
-    if path.is_file() and "optimizer" not in torch.load(path, mmap=True, weights_only=False):
+    if path.is_file() and "optimizer" not in _read_checkpoint(path, mmap=True):
         raise StoreError(f"{folder}: finished without its optimizer state (system.keep_optimizer=false), so a "
                          f"larger budget cannot extend it; delete {folder} to train it again to that budget")
 
@@ -115,15 +116,19 @@ def load_checkpoint(folder: Path, model: torch.nn.Module, optimizer: torch.optim
     path = folder / "state.pt"
     if not path.is_file():
         return None
-    try:
-        saved = torch.load(path, weights_only=False)
-    except Exception as error:  # noqa: BLE001 - any unreadable file gets the same advice
-        raise StoreError(f"{path}: unreadable checkpoint ({type(error).__name__}: {error}); "
-                         "delete it to restart this run from scratch") from error
+    saved = _read_checkpoint(path)
     model.load_state_dict(saved["model"])
     optimizer.load_state_dict(saved["optimizer"])
     return RunState(saved["steps"], saved["metrics"], saved["train_pass"], saved["seconds"],
                     saved.get("validation", []))
+
+
+def _read_checkpoint(path: Path, mmap: bool = False) -> dict[str, Any]:
+    try:
+        return torch.load(path, mmap=mmap, weights_only=False)
+    except Exception as error:  # noqa: BLE001 - any unreadable file gets the same advice
+        raise StoreError(f"{path}: unreadable checkpoint ({type(error).__name__}: {error}); "
+                         "delete it to restart this run from scratch") from error
 
 
 def write_tables(folder: Path, state: RunState) -> None:
