@@ -50,7 +50,7 @@ from isobook.analysis.findings.claims import best_candidate, training_statistic_
 from isobook.analysis.findings.statistics import last_quarter, problem_scores, resolvable_difference
 from isobook.analysis.findings.verdicts import headline
 from isobook.book.charts import curves_chart, panels, use_offline_renderer
-from isobook.book.designs import RECIPE_CELLS, RECIPE_SETS, SCALING_RULES, lr_grid_seeds, recipe_n, recipe_runs
+from isobook.book.designs import RECIPE_CELLS, lr_grid_seeds, recipe_n, recipe_runs
 from isobook.book.kernel import chapter_config
 from isobook.book.pages import FindingsTable, design_note, runs_note, scale, table
 from isobook.book.seeds import book_seed_variance
@@ -79,10 +79,11 @@ regularised = "KL+entropy, keep all"
 presets = {"easy": "KL+entropy, keep all", "hard": "neither"}
 # The LR and scaling runs of the next sections train now with these (one pool keeps every worker busy).
 design = recipe_runs(config, half)
-ablation, lr_runs, scaling_runs = design["ablation"], design["lr"], design["scaling"]
-labels = [{"recipe": cell} for _ in RECIPE_SETS for cell in cells]
+ablation, labels = design["ablation"].runs, design["ablation"].labels
+lr_runs, lr_labels = design["lr"].runs, design["lr"].labels
+scaling_runs, scaling_labels = design["scaling"].runs, design["scaling"].labels
 anchor, lr_seeds = config.recipe.base_lr, lr_grid_seeds(config)
-small_n, rules = min(config.sweep.rollouts_per_problem), SCALING_RULES
+small_n = min(config.sweep.rollouts_per_problem)
 outcomes = run_configs(ablation + lr_runs + scaling_runs, config, show_progress=False)
 history = run_history(ablation, labels)
 points = run_points(ablation, config.evaluation.k, labels)
@@ -127,9 +128,8 @@ table(pd.DataFrame([{"set": s, "recipe": r, **final.loc[(s, r), [avg, best, wors
 # the reference, constant, square-root and linear scaling of that anchor compete.
 
 # %%
-lr_labels = [{"base_lr": run.recipe.base_lr} for run in lr_runs]
 lr_points = mean_over_seeds(run_points(lr_runs, config.evaluation.k, lr_labels))
-scaling_points = run_points(scaling_runs, config.evaluation.k, [{"scaling": rule} for rule in rules])
+scaling_points = run_points(scaling_runs, config.evaluation.k, scaling_labels)
 small_batch = batch_problems * small_n
 panels([curves_chart(lr_points, avg, color="base_lr", title=f"easy: base-LR grid at B = {batch_problems * n}, "
                                                              f"mean of {len(lr_seeds)} seeds"),
@@ -141,7 +141,7 @@ def lr_at(base_lr: float, batch: int, rule: str) -> float:
 
 
 lr_scores = problem_scores(run_counts(lr_runs, "validation", lr_labels), ["base_lr"], avg)
-scaling_scores = problem_scores(run_counts(scaling_runs, "validation", [{"scaling": r} for r in rules]), ["scaling"],
+scaling_scores = problem_scores(run_counts(scaling_runs, "validation", scaling_labels), ["scaling"],
                                 avg)
 rows = [{"run": f"base LR {lr:g} ({len(lr_seeds)} seeds)",
          "LR at this batch": f"{lr_at(lr, batch_problems * n, config.recipe.lr_scaling):.2g}", avg: lr_scores[lr].mean()}

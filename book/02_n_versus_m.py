@@ -178,6 +178,9 @@ table(pd.DataFrame([{"set": s, "metric": m, "n*": o.best, "score": o.value, "n w
 # against its peak learning rate, at each budget (mean of the seeds, every problem):
 
 # %%
+if not envelopes:
+    display(note("No envelope in this book (`lr_envelope.sets` is empty): every n trains at the sqrt(B) rule's "
+                 "rate only, so n* here is read at that one rate per n, not at each n's own best."))
 for set_name, envelope in envelopes.items():
     display(panels([rate_chart(part, avg, title=f"{set_name}, B_p = {batch_problems}: {budget:,} rollouts "
                                                f"(C/D {budget / problems[set_name]:.2g})")
@@ -190,12 +193,13 @@ for set_name, envelope in envelopes.items():
 
 # %%
 preferred = {set_name: preferred_rates(table_, avg, config.sweep.budget, seeds) for set_name, table_ in rates.items()}
-shown = pd.concat([p.assign(set=s) for s, p in preferred.items()])
-display(table(shown.assign(best=shown["best"].map(lambda m: f"x{m:g}"), lr=shown["lr"].map(lambda v: f"{v:.2g}"),
-                           **{"rule within noise": shown["rule within noise"].map({True: "yes", False: "no"})})
-              [["set", "n", "best", "lr", "within noise", "rule within noise"]],
-              rename={"best": "best multiplier", "lr": "its peak rate", "within noise": "multipliers within noise",
-                      "rule within noise": "the rule's rate within noise"}))
+if preferred:
+    shown = pd.concat([p.assign(set=s) for s, p in preferred.items()])
+    display(table(shown.assign(best=shown["best"].map(lambda m: f"x{m:g}"), lr=shown["lr"].map(lambda v: f"{v:.2g}"),
+                               **{"rule within noise": shown["rule within noise"].map({True: "yes", False: "no"})})
+                  [["set", "n", "best", "lr", "within noise", "rule within noise"]],
+                  rename={"best": "best multiplier", "lr": "its peak rate", "within noise": "multipliers within noise",
+                          "rule within noise": "the rule's rate within noise"}))
 for set_name, p in preferred.items():
     off = p[~p["rule within noise"]]
     display(note(f"{set_name}: the rule's rate is within noise of the best for every n." if off.empty else
@@ -217,9 +221,10 @@ for set_name, table_ in rates.items():
                       "one rate": scores_by_budget(table_[one_rate], ["n"], avg, budgets)}
 envelope_optima = {(set_name, arm): n_star_table(by_budget, ["n"], seeds, problems[set_name], largest_batch)
                    for set_name, by_arm in arms.items() for arm, by_budget in by_arm.items()}
-table(pd.concat([o.assign(set=s, rate=arm) for (s, arm), o in envelope_optima.items()])
-      [["set", "rate", "rollouts", "C/D", "updates", "n", "score", "within noise", "lead"]],
-      rename={**N_STAR_COLUMNS, "rate": "learning rate"})
+if envelope_optima:
+    table(pd.concat([o.assign(set=s, rate=arm) for (s, arm), o in envelope_optima.items()])
+          [["set", "rate", "rollouts", "C/D", "updates", "n", "score", "within noise", "lead"]],
+          rename={**N_STAR_COLUMNS, "rate": "learning rate"})
 
 # %% [markdown]
 # ## The data-reuse regime
@@ -272,10 +277,11 @@ FindingsTable(findings, "02_n_versus_m", scale(config))
 # reach C/D of several hundred and hundreds of updates; the runs here reach:
 
 # %%
-paths = {f"{s}, {arm}": n_star_path(o) for (s, arm), o in envelope_optima.items()}
+paths = ({f"{s}, {arm}": n_star_path(o) for (s, arm), o in envelope_optima.items()}
+         or {f"{s}, sqrt rule": n_star_path(o) for s, o in optima.items()})
 paths[f"{reuse.set}, D = {reuse.problems}"] = n_star_path(reuse_optima)
-display(note("; ".join(f"the grid and the envelope on {s}: {regime_text(budgets, problems[s], largest_batch)}"
-                       for s in envelopes)
-             + f"; the data-reuse grid: {regime_text(reuse_budgets, reuse.problems, largest_batch)}. n* by budget: "
+display(note("".join(f"the grid{' and the envelope' if s in envelopes else ''} on {s}: "
+                     f"{regime_text(budgets, problems[s], largest_batch)}; " for s in optima)
+             + f"the data-reuse grid: {regime_text(reuse_budgets, reuse.problems, largest_batch)}. n* by budget: "
              + "; ".join(f"{name}: {path}" for name, path in paths.items())
              + ". A verdict here is about the first updates of the paper's runs."))

@@ -49,7 +49,7 @@ from isobook.analysis.findings.claims import gains_nothing, greater, optimum_at_
 from isobook.analysis.findings.statistics import Contrast, problem_scores, resolvable_difference
 from isobook.analysis.findings.verdicts import headline
 from isobook.book.charts import curves_chart, panels, use_offline_renderer
-from isobook.book.designs import data_runs, small_data_size
+from isobook.book.designs import data_n_values, data_runs, small_data_size
 from isobook.book.kernel import chapter_config
 from isobook.book.pages import FindingsTable, design_note, runs_note, scale, table
 from isobook.book.seeds import book_seed_variance
@@ -63,7 +63,7 @@ use_offline_renderer()
 config = chapter_config(params, overrides, budget)
 avg = metric_name("avg", config.evaluation)
 batch_problems = config.sweep.batch_problems[0]
-n_values = [n for n in config.sweep.rollouts_per_problem if batch_problems * n <= config.sweep.max_batch]
+n_values = data_n_values(config)
 small_n, large_n = min(n_values), max(n_values)
 
 # %% [markdown]
@@ -76,11 +76,10 @@ small_n, large_n = min(n_values), max(n_values)
 # %%
 easy_size = load_set(prepare_sets(config), "easy")["train"].num_rows
 small_size = small_data_size(config, data_fraction, easy_size)
-sizes = [f"full (D = {easy_size:,})", f"small (D = {small_size:,})"]
 # The mixture runs of the next section train now with these (one pool keeps every worker busy).
-design = data_runs(config, small_size)
-size_runs, mixture_runs = design["sizes"], design["mixtures"]
-size_labels = [{"data": label} for label in sizes for _ in (small_n, large_n)]
+design = data_runs(config, small_size, easy_size)
+size_runs, size_labels, mixture_runs = design["sizes"].runs, design["sizes"].labels, design["mixtures"].runs
+sizes = list(dict.fromkeys(label["data"] for label in size_labels))  # the full set's label, then the small one's
 outcomes = run_configs(size_runs + mixture_runs, config, show_progress=False)
 size_points = run_points(size_runs, config.evaluation.k, size_labels)
 size_counts = run_counts(size_runs, "validation", size_labels)

@@ -114,7 +114,7 @@ panels([histogram_chart(pd.DataFrame({f"avg@{samples}": [f"{c / samples:.4f}" fo
 # %%
 set_name = config.second_model.set
 design = model_runs(config)  # the baseline arms below train later
-runs, labels = design["arms"], [{"model": label} for label in arms for _ in n_values]
+runs, labels = design["arms"].runs, design["arms"].labels
 outcomes = run_configs(runs, config, show_progress=False)
 points = run_points(runs, config.evaluation.k, labels)
 counts = run_counts(runs, "validation", labels)
@@ -178,7 +178,7 @@ table(final.assign(gap=final["reward"] - final[avg])[["model", "n", "rollouts", 
 # %%
 b = config.baseline
 arm_runs = baseline_arms(config)
-baseline_runs, baseline_labels = design["baseline"], [{"arm": arm} for arm in arm_runs for _ in b.seeds]
+baseline_runs, baseline_labels = design["baseline"].runs, design["baseline"].labels
 display(runs_note(run_configs(baseline_runs, config, show_progress=False)))
 baseline_points = run_points(baseline_runs, config.evaluation.k, baseline_labels)
 baseline_counts = run_counts(baseline_runs, "validation", baseline_labels)

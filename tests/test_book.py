@@ -168,28 +168,46 @@ def test_a_chapter_opened_in_book_finds_the_repositorys_params_and_outputs() -> 
         assert printed == {"cwd": str(ROOT / "book"), "outputs": str(ROOT / "outputs")}, chapter
 
 
-def test_a_chapter_rerun_with_a_larger_budget_extends_its_runs(built, tmp_path: Path) -> None:
+def execute_chapter_02(folder: Path, overrides: list[str], budget: int | None = None) -> str:
+    """Chapter 02 executed by papermill on the smoke preset; the text of its outputs."""
     import jupytext
-    import pandas as pd
     import papermill
+
+    notebook = folder / "02.ipynb"
+    jupytext.write(jupytext.read(ROOT / "book" / "02_n_versus_m.py"), notebook)
+    executed = papermill.execute_notebook(
+        str(notebook), str(folder / "02-out.ipynb"), kernel_name="python3", cwd=str(ROOT), progress_bar=False,
+        parameters={"params": str(ROOT / "params" / "smoke.yaml"), "overrides": overrides, "budget": budget})
+    return json.dumps([cell.get("outputs", []) for cell in executed["cells"]])
+
+
+def test_a_chapter_rerun_with_a_larger_budget_extends_its_runs(built, tmp_path: Path) -> None:
+    import pandas as pd
 
     outputs, _, _ = built
     config = load_config(ROOT / "params" / "smoke.yaml", [f"system.outputs={outputs}"])
     runs = [run_folder(grid_run(config, "easy", 4, n)) for n in config.sweep.rollouts_per_problem]  # chapter 02's
     before = {run.name: pd.read_parquet(run / "metrics.parquet") for run in runs}
     assert before and all(json.loads((run / "status.json").read_text())["rollouts"] == 512 for run in runs)
-    notebook = tmp_path / "02.ipynb"
-    jupytext.write(jupytext.read(ROOT / "book" / "02_n_versus_m.py"), notebook)
-    papermill.execute_notebook(str(notebook), str(tmp_path / "02-out.ipynb"), kernel_name="python3", cwd=str(ROOT),
-                               progress_bar=False, parameters={"params": str(ROOT / "params" / "smoke.yaml"),
-                                                               "overrides": [f"system.outputs={outputs}"],
-                                                               "budget": 1024})
+    execute_chapter_02(tmp_path, [f"system.outputs={outputs}"], budget=1024)
     for run in runs:
         assert json.loads((run / "status.json").read_text())["rollouts"] == 1024
         after = pd.read_parquet(run / "metrics.parquet")
         kept = after.iloc[: len(before[run.name])].drop(columns=["sample_seconds", "update_seconds", "eval_seconds"])
         pd.testing.assert_frame_equal(kept, before[run.name].drop(
             columns=["sample_seconds", "update_seconds", "eval_seconds"]))  # extended, not retrained
+
+
+def test_chapter_02_without_an_envelope_says_so_and_reads_n_star_at_the_rules_rate_only(built, tmp_path: Path) -> None:
+    outputs, _, _ = built
+    overrides = [f"system.outputs={outputs}", "lr_envelope.sets=[]"]
+    config = load_config(ROOT / "params" / "smoke.yaml", overrides)
+    assert not [run for run in chapter_runs("02_n_versus_m", config) if run.recipe.base_lr != config.recipe.base_lr]
+    assert book_plan(str(ROOT / "params" / "smoke.yaml"), overrides).chapters.set_index("chapter").loc[
+        "02_n_versus_m", "note"] == ""
+    text = execute_chapter_02(tmp_path, overrides)
+    assert "No envelope in this book" in text and "own best learning rate: n*" not in text
+    assert "the grid on easy" in text and "hard, sqrt rule" in text  # the regime note names the grid itself
 
 
 def test_chapters_run_smallest_budget_first_and_come_back_in_the_books_order(tmp_path: Path,
@@ -285,7 +303,7 @@ def test_the_plan_counts_the_runs_the_book_trains_before_and_after_the_build(bui
     # Beyond the plan only runs a chapter chose a rate for from results (chapter 02's past a
     # bracket's edge, its data reuse at each n's rate, also when another test here extends it):
     # each differs from a planned one in recipe.base_lr alone.
-    shapes = [without_rate(json.loads(json.dumps(run.to_dict()))) for chapter in chapters()
+    shapes = [without_rate(run.to_plain()) for chapter in chapters()
               for run in [*chapter_runs(Path(chapter).name, chapter_cfg), *RATED_RUNS.get(
                   Path(chapter).name, lambda _: [])(chapter_cfg)]]
     for name in set(stored) - set(planned):
@@ -293,7 +311,7 @@ def test_the_plan_counts_the_runs_the_book_trains_before_and_after_the_build(bui
     assert all(stored[name]["rollouts"] >= budget for name, budget in planned.items())
     # Every planned run was new before the build: its rollouts are the largest budget asked of it.
     assert before.rollouts >= sum(planned.values()) and before.chapters["new runs"].sum() == before.runs
-    model = json.loads(json.dumps(config.to_dict()["model"]))  # the other base models' runs are not counted
+    model = config.to_plain()["model"]  # the other base models' runs are not counted
     own = [status for name, status in stored.items() if status["status"] == "finished"
            and yaml.safe_load((outputs / "runs" / name / "config.yaml").read_text())["model"] == model]
     assert len(own) < len(stored)

@@ -86,7 +86,6 @@ def test_overrides_apply_on_top_of_the_file() -> None:
         ("interference.conflict=0.5", r"interference.conflict: replaced; allowed: nothing \(the book runs no dialect"),
         ("lr_envelope.multipliers=[0.5, 2]", r"lr_envelope.multipliers: needs two or more positive multiples, 1 among"),
         ("lr_envelope.seeds=[0]", r"lr_envelope.seeds: needs at least two distinct seeds"),
-        ("lr_envelope.sets=[]", r"lr_envelope.sets: needs at least one problem set"),
         ("data_reuse.budget=3000", r"data_reuse.budget: needs a power of two"),
         ("data_reuse.set=medium", r"data_reuse.set: 'medium' is not a problem set"),
         ("interference.sets=[medium]", r"interference.sets: 'medium' is not a problem set; allowed: easy, hard"),

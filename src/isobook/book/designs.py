@@ -4,6 +4,7 @@ trains.
 
     runs = chapter_runs("02_n_versus_m", config)   # every run it asks for before it reads any
     recipe = recipe_runs(config, budget=512)       # chapter 01's, by group: ablation, lr, scaling
+    recipe["ablation"].labels                      # the arm each run is in the chapter's tables
 
 `config` is the chapter's (`kernel.chapter_config`: the params file with the chapter's
 budget as ``sweep.budget``). What a chapter decides from results is not here: chapter 02's
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from isobook.analysis.envelope import envelope_runs, one_rate_changes
 from isobook.analysis.reuse import reuse_runs
@@ -44,6 +45,19 @@ LR_FACTORS = (0.3, 1.0, 3.0, 10.0)
 SCALING_RULES = ("constant", "sqrt", "linear")
 
 
+@dataclass(frozen=True)
+class Arms:
+    """A design's runs in training order and, run by run, the columns that name its arm in
+    the chapter's tables (the `labels` of `sweeps.run_points` and `run_counts`)."""
+
+    runs: list[Config]
+    labels: list[dict[str, object]]
+
+    @classmethod
+    def of(cls, labelled: list[tuple[dict[str, object], Config]]) -> Arms:
+        return cls([run for _, run in labelled], [label for label, _ in labelled])
+
+
 def recipe_n(config: Config) -> int:
     """Chapter 01's n: the largest of the sweep's up to 16 (the paper's Figure 3 uses 16)."""
     return max(v for v in config.sweep.rollouts_per_problem if v <= 16)
@@ -59,18 +73,22 @@ def lr_grid_seeds(config: Config) -> tuple[int, int]:
     return config.sweep.seeds[0], config.sweep.seeds[0] + 1
 
 
-def recipe_runs(config: Config, budget: int) -> dict[str, list[Config]]:
+def recipe_runs(config: Config, budget: int) -> dict[str, Arms]:
     """Chapter 01's runs to `budget` rollouts: ``ablation`` (`RECIPE_SETS` x `RECIPE_CELLS`,
-    in that order), ``lr`` (`lr_grid` x `lr_grid_seeds`) and ``scaling`` (`SCALING_RULES` at the
-    sweep's smallest n), all at the sweep's first B_p."""
+    labelled ``recipe``), ``lr`` (`lr_grid` x `lr_grid_seeds`, labelled ``base_lr``) and
+    ``scaling`` (`SCALING_RULES` at the sweep's smallest n, labelled ``scaling``), all at the
+    sweep's first B_p."""
     batch_problems, n = config.sweep.batch_problems[0], recipe_n(config)
     return {
-        "ablation": [grid_run(config, set_name, batch_problems, n, changes, budget=budget)
-                     for set_name in RECIPE_SETS for changes in RECIPE_CELLS.values()],
-        "lr": [grid_run(config, "easy", batch_problems, n, [f"recipe.base_lr={lr}"], budget=budget, seed=seed)
-               for lr in lr_grid(config) for seed in lr_grid_seeds(config)],
-        "scaling": [grid_run(config, "easy", batch_problems, min(config.sweep.rollouts_per_problem),
-                             [f"recipe.lr_scaling={rule}"], budget=budget) for rule in SCALING_RULES],
+        "ablation": Arms.of([({"recipe": cell}, grid_run(config, set_name, batch_problems, n, changes, budget=budget))
+                             for set_name in RECIPE_SETS for cell, changes in RECIPE_CELLS.items()]),
+        "lr": Arms.of([({"base_lr": lr}, grid_run(config, "easy", batch_problems, n, [f"recipe.base_lr={lr}"],
+                                                  budget=budget, seed=seed))
+                       for lr in lr_grid(config) for seed in lr_grid_seeds(config)]),
+        "scaling": Arms.of([({"scaling": rule}, grid_run(config, "easy", batch_problems,
+                                                         min(config.sweep.rollouts_per_problem),
+                                                         [f"recipe.lr_scaling={rule}"], budget=budget))
+                            for rule in SCALING_RULES]),
     }
 
 
@@ -97,18 +115,24 @@ def interference_runs(config: Config) -> dict[str, list[Config]]:
                       for set_name in piles.sets for n in (min(n_values), max(n_values)) for seed in piles.seeds]}
 
 
-def data_runs(config: Config, small_size: int) -> dict[str, list[Config]]:
-    """Chapter 05's runs at the sweep's first B_p and the smallest and largest n that fit
-    ``sweep.max_batch``: ``sizes``, the full easy set then its first `small_size` problems
-    (each at both n), and ``mixtures``, hard and mix-dual at both n and mix-tri at the largest."""
-    batch_problems = config.sweep.batch_problems[0]
-    n_values = [n for n in config.sweep.rollouts_per_problem if batch_problems * n <= config.sweep.max_batch]
+def data_n_values(config: Config) -> list[int]:
+    """Chapter 05's n: those of the sweep whose batch at its first B_p fits ``sweep.max_batch``."""
+    return [n for n in config.sweep.rollouts_per_problem if config.sweep.batch_problems[0] * n <= config.sweep.max_batch]
+
+
+def data_runs(config: Config, small_size: int, easy_size: int) -> dict[str, Arms]:
+    """Chapter 05's runs at the sweep's first B_p and the smallest and largest of
+    `data_n_values`: ``sizes``, the full easy set (`easy_size` training problems) then its
+    first `small_size` problems, each at both n and labelled ``data``, and ``mixtures``, hard
+    and mix-dual at both n and mix-tri at the largest."""
+    batch_problems, n_values = config.sweep.batch_problems[0], data_n_values(config)
     small_n, large_n = min(n_values), max(n_values)
-    return {"sizes": [grid_run(config, "easy", batch_problems, n, changes)
-                      for changes in ([], [f"train.data_size={small_size}"]) for n in (small_n, large_n)],
-            "mixtures": [*(grid_run(config, set_name, batch_problems, n)
+    sizes = {f"full (D = {easy_size:,})": [], f"small (D = {small_size:,})": [f"train.data_size={small_size}"]}
+    return {"sizes": Arms.of([({"data": label}, grid_run(config, "easy", batch_problems, n, changes))
+                              for label, changes in sizes.items() for n in (small_n, large_n)]),
+            "mixtures": Arms.of([({}, run) for run in [*(grid_run(config, set_name, batch_problems, n)
                            for set_name in ("hard", "mix-dual") for n in (small_n, large_n)),
-                         grid_run(config, "mix-tri", batch_problems, large_n)]}
+                         grid_run(config, "mix-tri", batch_problems, large_n)]])}
 
 
 def small_data_size(config: Config, fraction: float, easy_size: int | None = None) -> int:
@@ -124,16 +148,16 @@ def playbook_grid(config: Config) -> Config:
     return replace(config, sweep=replace(config.sweep, sets=(config.sweep.sets[0],)))
 
 
-def model_runs(config: Config) -> dict[str, list[Config]]:
+def model_runs(config: Config) -> dict[str, Arms]:
     """Chapter 07's runs: ``arms``, every n at the first B_p on ``second_model.set`` for each
-    base model (`model_arms`), and ``baseline``, the three arms of ``baseline`` (n, decoupled
-    n / n_train, n_train) on its seeds."""
+    base model (`model_arms`, labelled ``model``), and ``baseline``, the three arms of
+    ``baseline`` (n, decoupled n / n_train, n_train) on its seeds, labelled ``arm``."""
     batch_problems, n_values, _ = n_grid(config)
     b = config.baseline
-    return {"arms": [grid_run(arm, config.second_model.set, batch_problems, n)
-                     for arm in model_arms(config).values() for n in n_values],
-            "baseline": [grid_run(config, b.set, batch_problems, n, changes, seed=seed)
-                         for n, changes in baseline_arms(config).values() for seed in b.seeds]}
+    return {"arms": Arms.of([({"model": label}, grid_run(arm, config.second_model.set, batch_problems, n))
+                             for label, arm in model_arms(config).items() for n in n_values]),
+            "baseline": Arms.of([({"arm": label}, grid_run(config, b.set, batch_problems, n, changes, seed=seed))
+                                 for label, (n, changes) in baseline_arms(config).items() for seed in b.seeds])}
 
 
 def baseline_arms(config: Config) -> dict[str, tuple[int, list[str]]]:
@@ -170,7 +194,7 @@ def _n_versus_m(config: Config) -> list[Config]:
 def _data(config: Config) -> list[Config]:
     built = sets_built(config)  # before the sets exist, a stand-in size: the count is the same
     size = small_data_size(config, 0.125) if built else config.sweep.batch_problems[0]
-    return [run for runs in data_runs(config, size).values() for run in runs]
+    return [run for arms in data_runs(config, size, easy_size=0).values() for run in arms.runs]
 
 
 # Each executed chapter's runs beside chapter 02's grid (which every chapter that states a
@@ -178,14 +202,14 @@ def _data(config: Config) -> list[Config]:
 # Each takes the chapter's config and its declared ``budget_share``.
 CHAPTER_RUNS: dict[str, Callable[[Config, float], list[Config]]] = {
     "00_introduction": lambda config, share: [],
-    "01_recipe": lambda config, share: [run for runs in recipe_runs(config, round(config.sweep.budget * share)).values()
-                                        for run in runs],
+    "01_recipe": lambda config, share: [run for arms in recipe_runs(config, round(config.sweep.budget * share)).values()
+                                        for run in arms.runs],
     "02_n_versus_m": lambda config, share: _n_versus_m(config),  # and `RATED_RUNS`
     "03_bp_versus_n": lambda config, share: sensitivity_runs(config)["sensitivity"],
     "04_interference": lambda config, share: [run for runs in interference_runs(config).values() for run in runs],
     "05_data": lambda config, share: _data(config),
     "06_playbook": lambda config, share: sweep_configs(playbook_grid(config)),
-    "07_models_and_baselines": lambda config, share: [run for runs in model_runs(config).values() for run in runs],
+    "07_models_and_baselines": lambda config, share: [run for arms in model_runs(config).values() for run in arms.runs],
     "08_what_makes_n_grow": lambda config, share: [run for runs in growth_runs(config).values() for run in runs],
 }
 SEEDLESS_CHAPTERS = ("00_introduction",)  # the chapters that state no seed-to-seed variance

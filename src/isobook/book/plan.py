@@ -15,7 +15,6 @@ evaluations; loading the model and starting an engine are left out), or the one 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -34,7 +33,7 @@ from isobook.book.kernel import ROOT, chapter_config
 from isobook.config import Config, ConfigError, load_config, with_overrides
 from isobook.device import resolve_placement
 from isobook.store.names import run_folder, sets_built
-from isobook.store.runs import read_status
+from isobook.store.runs import read_status, stored_rollouts
 from isobook.sweeps import n_grid
 
 
@@ -73,7 +72,7 @@ class BookPlan:
 def measured_rate(config: Config) -> tuple[float | None, str]:
     """Rollouts per second over the finished runs in `config`'s store that share its
     ``model`` section and ``system.engine``, with what it was read from."""
-    model, engine = json.loads(json.dumps(config.to_dict()["model"])), config.system.engine
+    model, engine = config.to_plain()["model"], config.system.engine
     rollouts = seconds = count = 0
     for status_path in sorted((Path(config.system.outputs) / "runs").glob("*/status.json")):
         status, stored = read_status(status_path.parent), status_path.parent / "config.yaml"
@@ -113,7 +112,7 @@ def book_plan(params: str, overrides: list[str], rate: float | None = None, root
         new = [folder for folder in asked if folder not in reached]
         rollouts = 0
         for folder, budget in asked.items():
-            done = reached.get(folder, int((read_status(folder) or {}).get("rollouts", 0)))
+            done = reached.get(folder, stored_rollouts(folder))
             rollouts += max(0, budget - done)
             reached[folder] = max(done, budget)
         rows.append({"chapter": name, "runs": len(asked), "new runs": len(new), "rollouts": rollouts,
@@ -130,7 +129,7 @@ def book_plan(params: str, overrides: list[str], rate: float | None = None, root
 def _stored_alike(run: Config) -> Config:
     """The stored run that differs from `run` in ``recipe.base_lr`` alone (a rate a chapter
     chose from its results), as `run` at that rate; `run` itself where the store has none."""
-    wanted = _without_rate(json.loads(json.dumps(run.to_dict())))
+    wanted = _without_rate(run.to_plain())
     prefix = run_folder(run).name.rsplit("-", 1)[0]
     for stored in sorted(run_folder(run).parent.glob(f"{prefix}-*/config.yaml")):
         saved = yaml.safe_load(stored.read_text())
@@ -148,7 +147,7 @@ def _without_rate(config: dict) -> dict:
 
 def _adds_from_results(name: str, config: Config) -> str:
     """What chapter `name` may train beyond its plan once it reads results."""
-    if name != "02_n_versus_m" or not config.lr_envelope.extensions:
+    if name != "02_n_versus_m" or not config.lr_envelope.extensions or not config.lr_envelope.sets:
         return ""
     _, n_values, _ = n_grid(config)
     envelope = config.lr_envelope

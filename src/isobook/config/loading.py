@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +61,10 @@ class Config:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    def to_plain(self) -> dict[str, Any]:
+        """`to_dict` in JSON's types (tuples as lists): a run's ``config.yaml`` as it reads back."""
+        return json.loads(json.dumps(self.to_dict()))
 
 
 def load_config(params: str | Path | None = None, overrides: typing.Sequence[str] = ()) -> Config:

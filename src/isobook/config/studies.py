@@ -17,7 +17,8 @@ class LrEnvelopeConfig(Section):
     its first B_p, on each set in `sets`, trained at the sqrt(B) rule's peak rate times each
     of `multipliers` (and at the largest n's rate, chapter 08's one-rate arm), once per seed
     of `seeds`. A bracket whose best multiplier at the budget sits at its edge is extended by
-    a factor 2 beyond it, at most `extensions` times."""
+    a factor 2 beyond it, at most `extensions` times. No `sets`: no envelope, every n at the
+    rule's rate only (chapter 02 says so where the envelope would be)."""
 
     PATH: ClassVar[str] = "lr_envelope"
 
@@ -25,12 +26,10 @@ class LrEnvelopeConfig(Section):
                                             "of the sqrt(B) rule's (1 is chapter 02's run)")
     extensions: int = option(1, "factor-2 steps a bracket may grow by while its best rate sits at an edge",
                              low=0, high=4)
-    sets: tuple[str, ...] = option(("hard",), "problem sets whose n-grid is tuned per n")
+    sets: tuple[str, ...] = option(("hard",), "problem sets whose n-grid is tuned per n (none: no envelope)")
     seeds: tuple[int, ...] = option((0, 1), "seeds of every run of the envelope (at least two)")
 
     def check(self) -> None:
-        if not self.sets:
-            raise ConfigError("sets: needs at least one problem set, got []")
         if len(self.multipliers) < 2 or min(self.multipliers) <= 0 or 1.0 not in self.multipliers:
             raise ConfigError(f"multipliers: needs two or more positive multiples, 1 among them (the rule's own "
                               f"rate), got {list(self.multipliers)}")

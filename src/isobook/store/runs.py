@@ -71,8 +71,12 @@ def settled_status(config: Config) -> dict[str, Any] | None:
 def rollouts_left(config: Config) -> int:
     """Rollouts the run `config` describes still has to train: its budget less what its
     folder's status records (a resumed or extended run has done part of it)."""
-    status = read_status(run_folder(config)) or {}
-    return max(0, config.train.budget - int(status.get("rollouts", 0)))
+    return max(0, config.train.budget - stored_rollouts(run_folder(config)))
+
+
+def stored_rollouts(folder: Path) -> int:
+    """Rollouts the run in `folder` has trained, as its status records (0 where it has none)."""
+    return int((read_status(folder) or {}).get("rollouts", 0))
 
 
 def write_status(folder: Path, status: str, state: RunState, reason: str | None = None) -> None:
@@ -84,8 +88,7 @@ def write_status(folder: Path, status: str, state: RunState, reason: str | None 
 
 
 def write_config(folder: Path, config: Config) -> None:
-    plain = json.loads(json.dumps(config.to_dict()))  # tuples as lists
-    atomic_write_text(yaml.safe_dump(plain, sort_keys=False), folder / "config.yaml")
+    atomic_write_text(yaml.safe_dump(config.to_plain(), sort_keys=False), folder / "config.yaml")
 
 
 def save_checkpoint(folder: Path, model: torch.nn.Module | None, optimizer: torch.optim.Optimizer | None,
