@@ -83,7 +83,8 @@ reuse_budgets = [b for b in power_of_two_budgets(config.evaluation, reuse.budget
 outcomes = [run_sweep(grid, show_progress=False)]
 problems = {name: sizes["train"] for name, sizes in prepare_sets(config).summary["sets"].items()}  # D of each set
 tuned = {set_name: envelope_runs(config, set_name) for set_name in config.lr_envelope.sets}
-outcomes.append(run_configs([run for runs in tuned.values() for run in runs], config, show_progress=False))
+if tuned:
+    outcomes.append(run_configs([run for runs in tuned.values() for run in runs], config, show_progress=False))
 for _ in range(config.lr_envelope.extensions):  # a bracket whose best rate sits at an edge grows past it
     grown = {s: edge_runs(config, s, rate_counts(runs, config), avg, config.sweep.budget) for s, runs in tuned.items()}
     if not any(grown.values()):
@@ -222,9 +223,11 @@ for set_name, table_ in rates.items():
 envelope_optima = {(set_name, arm): n_star_table(by_budget, ["n"], seeds, problems[set_name], largest_batch)
                    for set_name, by_arm in arms.items() for arm, by_budget in by_arm.items()}
 if envelope_optima:
-    table(pd.concat([o.assign(set=s, rate=arm) for (s, arm), o in envelope_optima.items()])
-          [["set", "rate", "rollouts", "C/D", "updates", "n", "score", "within noise", "lead"]],
-          rename={**N_STAR_COLUMNS, "rate": "learning rate"})
+    display(table(pd.concat([o.assign(set=s, rate=arm) for (s, arm), o in envelope_optima.items()])
+                  [["set", "rate", "rollouts", "C/D", "updates", "n", "score", "within noise", "lead"]],
+                  rename={**N_STAR_COLUMNS, "rate": "learning rate"}))
+else:
+    display(note("No envelope: the rule's n* at each budget is the grid's table above."))
 
 # %% [markdown]
 # ## The data-reuse regime
@@ -268,8 +271,11 @@ for set_name, wanted, other in (("easy", worst, best), ("hard", best, worst)):
                                         f"{set_name}: {wanted} peaks at a larger n than {other} (Fig. 7)", seeds))
 findings.append(optimum_at_larger_n(("easy", final["easy"][avg], "easy"), ("hard", final["hard"][avg], "hard"),
                                     "hard peaks at a smaller n* than easy at the budget (Fig. 6)", seeds))
-display(design_note(f"every n on seeds {', '.join(map(str, grid.sweep.seeds))}",
-                    resolvable_difference(final["hard"][avg], seeds), seeds))
+resolvable = {s: resolvable_difference(final[s][avg], seeds) for s in optima if s in final}  # sets the grid trains
+resolvable = [width for width in resolvable.values() if width == width]
+display(design_note(f"every n on {' and '.join(s for s in optima if s in final)}, seeds "
+                    f"{', '.join(map(str, grid.sweep.seeds))}",
+                    float(np.median(resolvable)) if resolvable else float("nan"), seeds))
 FindingsTable(findings, "02_n_versus_m", scale(config))
 
 # %% [markdown]
@@ -277,11 +283,12 @@ FindingsTable(findings, "02_n_versus_m", scale(config))
 # reach C/D of several hundred and hundreds of updates; the runs here reach:
 
 # %%
-paths = ({f"{s}, {arm}": n_star_path(o) for (s, arm), o in envelope_optima.items()}
-         or {f"{s}, sqrt rule": n_star_path(o) for s, o in optima.items()})
-paths[f"{reuse.set}, D = {reuse.problems}"] = n_star_path(reuse_optima)
-display(note("".join(f"the grid{' and the envelope' if s in envelopes else ''} on {s}: "
-                     f"{regime_text(budgets, problems[s], largest_batch)}; " for s in optima)
+paths = {**{f"{s}, sqrt rule": n_star_path(o) for s, o in optima.items() if s not in envelopes},
+         **{f"{s}, {arm}": n_star_path(o) for (s, arm), o in envelope_optima.items()},
+         f"{reuse.set}, D = {reuse.problems}": n_star_path(reuse_optima)}
+trained = {s: " and ".join(part for part, on in (("the grid", s in optima), ("the envelope", s in envelopes)) if on)
+           for s in dict.fromkeys([*optima, *envelopes])}
+display(note("".join(f"{what} on {s}: {regime_text(budgets, problems[s], largest_batch)}; " for s, what in trained.items())
              + f"the data-reuse grid: {regime_text(reuse_budgets, reuse.problems, largest_batch)}. n* by budget: "
              + "; ".join(f"{name}: {path}" for name, path in paths.items())
              + ". A verdict here is about the first updates of the paper's runs."))
