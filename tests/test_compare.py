@@ -66,6 +66,21 @@ def test_two_builds_compare_by_verdict_and_by_their_deciding_contrasts(tmp_path:
     assert capsys.readouterr().out.strip().endswith(lines)
 
 
+def test_a_build_compares_with_the_readmes_snapshot_file(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """`isobook compare outputs/book book/findings.json`: the committed snapshot holds
+    {"book": rows, "replicate": rows}; its book rows are the ones compared."""
+    build = built_book(tmp_path / "a", [finding("grows", Verdict.REPRODUCED, 0.05, 0.03)])
+    rows = [{"chapter": "02_n_versus_m", "scale": "s", **finding("grows", Verdict.UNRESOLVED, 0.02, 0.03).row()}]
+    snapshot = tmp_path / "findings.json"
+    snapshot.write_text(json.dumps({"book": rows, "replicate": None}))
+    comparison = compare_builds(build, snapshot)
+    assert comparison[["claim", "verdict_1", "verdict_2"]].values.tolist() == [["grows", "reproduced", "unresolved"]]
+    assert main(["compare", str(build), str(ROOT / "book" / "findings.json")]) == 0  # the committed one reads too
+    snapshot.write_text(json.dumps({"rows": rows}))
+    assert main(["compare", str(build), str(snapshot)]) == 2
+    assert "neither a build's findings" in capsys.readouterr().err
+
+
 def test_a_folder_without_a_built_book_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     assert main(["compare", str(tmp_path), str(tmp_path)]) == 2
     assert capsys.readouterr().err.startswith(f"isobook: {tmp_path}: no executed chapters")

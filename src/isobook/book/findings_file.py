@@ -41,10 +41,18 @@ def write_findings(book: Path, notebooks: Sequence[Path]) -> Path:
 
 def read_findings(book: Path) -> list[dict[str, Any]]:
     """The findings of the book built in `book`: its ``findings.json``, or, for a book built
-    before it was written, its executed chapters (``notebooks/*.ipynb``)."""
-    path = book / FILE
+    before it was written, its executed chapters (``notebooks/*.ipynb``). `book` may also
+    name a findings file itself: a build's, or the README's snapshot (``book/findings.json``,
+    ``{"book": rows, "replicate": rows}``, whose ``book`` rows are read)."""
+    path = book if book.is_file() else book / FILE
     if path.is_file():
-        return json.loads(path.read_text())
+        found = json.loads(path.read_text())
+        if isinstance(found, dict) and isinstance(found.get("book"), list):
+            return found["book"]
+        if not isinstance(found, list):
+            raise StoreError(f"{path}: neither a build's findings (a list of rows) nor the README's snapshot; "
+                             "allowed: a findings.json that `isobook book` or `isobook readme` wrote")
+        return found
     notebooks = sorted((book / "notebooks").glob("*.ipynb"))
     if not notebooks:
         raise StoreError(f"{book}: no executed chapters in {book / 'notebooks'}; allowed: a book folder that "

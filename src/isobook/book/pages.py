@@ -27,10 +27,12 @@ from isobook.analysis.findings.seed_variance import SPREAD, SeedVariance
 from isobook.analysis.findings.verdicts import BANDIT, LLM, SCORE_MARGIN, SHARE_MARGIN, Finding, Verdict
 from isobook.config import Config
 
-# Background and text colour of each verdict (green, amber, blue, grey, red, light grey).
+# Background and text colour of each verdict (green, light green, amber, violet, blue, grey, red, light grey).
 VERDICT_COLOURS = {
     Verdict.REPRODUCED: ("#d4edda", "#155724"),
+    Verdict.NOT_REACHED: ("#e8f4d9", "#3d5a1e"),
     Verdict.PARTLY: ("#fff3cd", "#856404"),
+    Verdict.MIXED: ("#ece2f5", "#4a2a6a"),
     Verdict.EQUIVALENT: ("#d1ecf1", "#0c5460"),
     Verdict.UNRESOLVED: ("#e2e3e5", "#383d41"),
     Verdict.NOT_REPRODUCED: ("#f8d7da", "#721c24"),

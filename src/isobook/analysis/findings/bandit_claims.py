@@ -76,7 +76,7 @@ def smallest_n_wins(curves: pd.DataFrame, budgets: Sequence[float], claim: str) 
         gaps.append(f"{budget:,.0f}: {lead.estimate:+.4f} ± {lead.high - lead.estimate:.4f}")
     if not parts:
         return not_measured(claim, "needs two n values within a budget", BANDIT)
-    return Finding.decided(claim, "bandit n* by budget: " + ", ".join(winners), combine(parts),
+    return Finding.decided(claim, "bandit n* by budget: " + ", ".join(winners), combine(parts, any_refutes=True),
                            f"next best n's suboptimality minus n = {smallest}'s (95%, standard errors over seeds): "
                            + ", ".join(gaps), family=BANDIT)
 

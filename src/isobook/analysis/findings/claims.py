@@ -8,8 +8,9 @@ beside the claim), whose interval holds problem and training-seed variance
 chapter's pooled `SeedVariance`), against zero and a margin (`verdicts`):
 
 * a candidate beats another: their difference;
-* n* grows with C: the large-n advantage A(C) = score(largest n) - score(smallest n),
-  its trend (least-squares slope over log2 C) and its value at the largest budget;
+* n* grows with C: the every-n advantage S(C) (every larger n's mean logit score minus
+  the smallest n's), its trend over log2 C and its value at the largest budget, read as
+  the paper's law reads (`n_star_grows`);
 * one optimum lies at a larger n than another (worst@k against best@k, easy against hard,
   one model against another): the difference of their large-n advantages at the budget;
 * a knob matters little (B_p at fixed n): the mean change between runs that differ only
@@ -37,8 +38,10 @@ from isobook.analysis.findings.statistics import (
     Z,
     block_means,
     last_quarter,
+    logit_scores,
     optimum,
     problem_scores,
+    ratio_interval,
     welch_interval,
 )
 from isobook.analysis.findings.verdicts import (
@@ -114,7 +117,7 @@ def best_candidate(scores: pd.DataFrame, claimed: Hashable, claim: str, metric: 
     means = scores.mean()
     contrasts = {c: Contrast.difference(scores, claimed, c) for c in scores.columns if c != claimed}
     leads = {c: contrast.interval(seeds) for c, contrast in contrasts.items()}
-    decision = combine([direction(lead) for lead in leads.values()])
+    decision = combine([direction(lead) for lead in leads.values()], any_refutes=True)  # best against each
     measured = f"{metric}: " + ", ".join(f"{_label(c)} {means[c]:.3f}" for c in scores.columns)
     uncertainty = "; ".join(f"{_label(claimed)} - {_label(c)}: {lead}" for c, lead in leads.items())
     closest = min(leads.values(), key=lambda lead: lead.estimate)  # the lead over the strongest competitor
@@ -286,38 +289,118 @@ def large_n_advantage(scores: pd.DataFrame, level: str = "n", problems: str = "v
     return Contrast.of(scores, weights, problems)
 
 
+def every_n_advantage(scores: pd.DataFrame, level: str = "n", problems: str = VALIDATION) -> Contrast | None:
+    """The every-n advantage: the mean score of every `level` above the smallest, minus
+    the smallest's. With two candidates it is the large-n advantage; with more, n* moving
+    from 4 to 8 raises it where the extremes alone need not move (a least-squares slope
+    over log2 n would not: it weighs n = 8 below the centre of a grid 4 ... 32 negatively).
+    Where the columns are (B_p, n) pairs, the mean over the B_p with two or more n of it
+    within each (at a fixed batch, where each B_p has one n, over the splits). None where
+    no two values of `level` exist."""
+    columns = scores.columns
+    position = list(columns.names).index(level) if isinstance(columns, pd.MultiIndex) else None
+
+    def value(key: Hashable) -> float:
+        return float(key if position is None else key[position])
+
+    groups: dict[tuple, list] = {}
+    for key in columns:
+        rest = () if position is None else tuple(v for i, v in enumerate(key) if i != position)
+        groups.setdefault(rest, []).append(key)
+    if all(len(keys) < 2 for keys in groups.values()):  # one n per B_p (a fixed batch): the splits themselves
+        groups = {(): list(columns)}
+    fitted = [keys for keys in groups.values() if len({value(k) for k in keys}) >= 2]
+    if not fitted:
+        return None
+    weights: dict[Hashable, float] = {}
+    for keys in fitted:
+        smallest = min(keys, key=value)
+        above = [k for k in keys if value(k) > value(smallest)]
+        for key, w in ((smallest, -1.0), *((k, 1 / len(above)) for k in above)):
+            weights[key] = weights.get(key, 0.0) + w / len(fitted)
+    return Contrast.of(scores, weights, problems)
+
+
+def _trend(contrasts: Mapping[float, Contrast]) -> tuple[Contrast, Contrast, float]:
+    """The least-squares line of `contrasts` over log2 of their budgets: (its slope per
+    doubling, its level at the mean log2 budget, that mean)."""
+    budgets = sorted(contrasts)
+    x = np.log2(budgets)
+    slope_weights = (x - x.mean()) / ((x - x.mean()) ** 2).sum()
+    slope = sum((float(w) * contrasts[b] for w, b in zip(slope_weights[1:], budgets[1:])),
+                float(slope_weights[0]) * contrasts[budgets[0]])
+    level = sum((contrasts[b] for b in budgets[1:]), contrasts[budgets[0]])
+    return slope, (1 / len(budgets)) * level, float(x.mean())
+
+
+def logit_margin(scores: pd.DataFrame, margin: float = SCORE_MARGIN) -> float:
+    """`margin` (a difference of pass rates) on the logit scale at the mean pass rate of
+    `scores`: margin / (p (1 - p)), the same difference near the middle of the scale."""
+    p = float(np.clip(np.nanmean(scores.to_numpy(float)), 0.01, 0.99))
+    return margin / (p * (1 - p))
+
+
 def n_star_grows(by_budget: Mapping[float, pd.DataFrame], claim: str, seeds: SeedVariance | None,
                  level: str = "n") -> Finding:
-    """Claim: n* grows with compute. `by_budget`: `scores_by_budget`, the same candidates at
-    every budget used. The contrast is the large-n advantage A(C) (`large_n_advantage`):
-    its least-squares trend over log2 C (per doubling) and its value at the largest budget.
-    Reproduced when both are resolved positive (the advantage grows and large n ends ahead:
-    n* moved up); partly when one is and the other is not resolved; not reproduced when
-    either is resolved negative; equivalent when both lie within their margins (the final
-    advantage within `SCORE_MARGIN`, the trend within it spread over the doublings
-    measured: the advantage moves less than the margin across them); else unresolved.
-    (The paper's n* then saturates; at a scale where n* barely moves, a flat end is no
-    evidence of it.)"""
-    advantages = {budget: large_n_advantage(scores, level) for budget, scores in by_budget.items()}
-    advantages = {budget: a for budget, a in advantages.items() if a is not None and a.seeds}
+    """Claim: n* grows with compute, as the paper's law has it (small at small C, larger
+    later, then saturating). `by_budget`: `scores_by_budget`, the same candidates at every
+    budget used.
+
+    The statistic, S(C), is the every-n advantage (`every_n_advantage`) on the logit scale
+    (`statistics.logit_scores`): near the ceiling a deficit of pass rates shrinks because
+    every n saturates, not because n* moves, and on the logit scale it does not. Two
+    contrasts decide: the trend T of S over log2 C (per doubling) and S at the largest
+    budget, F. Margins: `SCORE_MARGIN` at the grid's mean pass rate on the logit scale
+    (`logit_margin`) for F, spread over the doublings measured for T.
+
+    * reproduced: T resolved positive and F resolved positive or equivalent to zero (n*
+      moved up: larger n gained beyond noise and are no longer behind);
+    * in the paper's direction, not reached: T resolved positive, F resolved negative
+      (the large-n deficit shrinks beyond noise but large n is still behind: what the law
+      predicts below the crossing); the finding states where the fitted line of S crosses
+      zero, extrapolated, with Fieller's interval;
+    * partly: T resolved positive, F unresolved (whether larger n caught up is open);
+    * not reproduced: growth resolved absent, T resolved negative or equivalent to zero;
+      but a T equivalent to zero where S is resolved positive at both ends (n* above the
+      smallest n throughout: the grid cannot show it move) stays unresolved;
+    * else unresolved."""
+    advantages = {budget: every_n_advantage(logit_scores(scores), level) for budget, scores in by_budget.items()}
+    advantages = {budget: s for budget, s in advantages.items() if s is not None and s.seeds}
     if len(advantages) < 2:
-        return not_measured(claim, f"needs the largest and smallest {level} at two budgets")
+        return not_measured(claim, f"needs at least two values of {level} at two budgets")
     budgets = sorted(advantages)
-    x = np.log2(budgets)
-    weights = (x - x.mean()) / ((x - x.mean()) ** 2).sum()
-    trend_contrast = sum((float(w) * advantages[b] for w, b in zip(weights[1:], budgets[1:])),
-                         float(weights[0]) * advantages[budgets[0]])
-    final_contrast = advantages[budgets[-1]]
-    doublings = float(x[-1] - x[0])
-    trend, trend_decision = _decide(trend_contrast, seeds, margin=SCORE_MARGIN / doublings)
-    final, final_decision = _decide(final_contrast, seeds)
-    first_columns = by_budget[budgets[-1]].columns
-    values = _levels(list(first_columns), first_columns, level)
-    measured = (f"{level} = {values[-1]:g} minus {level} = {values[0]:g}: "
-                + ", ".join(f"{b:,.0f}: {advantages[b].estimate:+.3f}" for b in budgets))
-    return Finding.decided(claim, measured, combine([trend_decision, final_decision]),
-                           f"trend per doubling {trend}; at {budgets[-1]:,.0f}: {final} "
-                           f"({design(final_contrast, seeds)})", trend)
+    doublings = float(np.log2(budgets[-1]) - np.log2(budgets[0]))
+    margin = logit_margin(by_budget[budgets[-1]])
+    slope, centre, mean_x = _trend(advantages)
+    trend, trend_decision = _decide(slope, seeds, margin=margin / doublings)
+    final, final_decision = _decide(advantages[budgets[-1]], seeds, margin=margin)
+    first = advantages[budgets[0]].interval(seeds)
+    rising = trend_decision.verdict == Verdict.REPRODUCED
+    if rising:
+        reached = final.sign > 0 or final_decision.verdict == Verdict.EQUIVALENT
+        decision = trend_decision if reached else Decision(
+            Verdict.NOT_REACHED if final.sign < 0 else Verdict.PARTLY, trend_decision.p_value)
+    elif trend_decision.verdict in (Verdict.NOT_REPRODUCED, Verdict.EQUIVALENT):
+        pinned = trend_decision.verdict == Verdict.EQUIVALENT and first.sign > 0 and final.sign > 0
+        decision = Decision(Verdict.UNRESOLVED if pinned else Verdict.NOT_REPRODUCED, trend_decision.p_value)
+    else:
+        decision = Decision(Verdict.UNRESOLVED, trend_decision.p_value)
+    columns = by_budget[budgets[-1]].columns
+    values = _levels(list(columns), columns, level)
+    measured = (f"every {level} above {values[0]:g} minus {level} = {values[0]:g}, logit: "
+                + ", ".join(f"{b:,.0f}: {advantages[b].estimate:+.2f}" for b in budgets))
+    uncertainty = (f"trend per doubling of C {trend} (equivalent within ±{margin / doublings:.3f}); at "
+                   f"{budgets[-1]:,.0f}: {final} (equivalent within ±{margin:.3f}, {SCORE_MARGIN:g} of pass rate)")
+    if decision.verdict in (Verdict.NOT_REACHED, Verdict.PARTLY) and final.estimate < 0:
+        crossing = ratio_interval(centre, slope, seeds)  # doublings from the mean log2 C back to S = 0
+        low, high = (2 ** (mean_x - r) for r in (crossing.high, crossing.low))
+        reach = f"[{low:,.0f}, {high:,.0f}]" if np.isfinite(crossing.low) else f"from {low:,.0f}, unbounded above"
+        reach = reach if np.isfinite(crossing.high) else "unbounded"
+        uncertainty += (f"; the fitted line reaches zero (larger {level} catch up) at C ~ "
+                        f"{2 ** (mean_x - crossing.estimate):,.0f} rollouts, extrapolated, 95% {reach}")
+    elif decision.verdict == Verdict.UNRESOLVED and first.sign > 0 and final.sign > 0:
+        uncertainty += f"; the larger {level} lead at both ends: n* cannot be seen to move within this grid"
+    return Finding.decided(claim, measured, decision, f"{uncertainty} ({design(advantages[budgets[-1]], seeds)})", trend)
 
 
 def optimum_at_larger_n(upper: tuple[str, pd.DataFrame, str], lower: tuple[str, pd.DataFrame, str], claim: str,

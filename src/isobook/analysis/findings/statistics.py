@@ -273,6 +273,43 @@ class Contrast:
         return Interval(estimate, estimate - half, estimate + half, df)
 
 
+def logit_scores(scores: pd.DataFrame) -> pd.DataFrame:
+    """`problem_scores` on the logit scale of each candidate's pass rate, linearised: a
+    cell's value is ``logit(m) + (x - m) / (m (1 - m))``, m the candidate's mean over its
+    cells, so a column's mean is exactly logit(m) and a contrast's variance is the delta
+    method's. A difference of pass rates shrinks as both approach 1 (or 0) whatever the
+    policies' distance; on the logit scale it does not. m is held inside
+    [1 / (2 K), 1 - 1 / (2 K)] (K: the column's cells), the usual half-count correction,
+    so a column at 0 or 1 stays finite. # [seeds * problems, candidates]"""
+    cells = scores.notna().sum().clip(lower=1)
+    low = 1 / (2 * cells)
+    means = scores.mean().clip(lower=low, upper=1 - low)
+    slope = means * (1 - means)
+    return (scores - means) / slope + np.log(means / (1 - means))
+
+
+def ratio_interval(numerator: Contrast, denominator: Contrast, seeds: SeedVariance | None) -> Interval:
+    """Fieller's 95% interval for numerator / denominator, two contrasts on the same
+    seeds and problems. An interval's variance is a quadratic form in the contrast's
+    weights (problem and seed terms alike, moderation included), so Var(a + x b) at
+    x = 0, +1, -1 gives Var(a), Var(b) and their covariance; the t quantile is the
+    denominator's. Infinite where the denominator is not resolved from zero (the ratio
+    is then unbounded)."""
+    a, b = numerator.interval(seeds), denominator.interval(seeds)
+    plus, minus = (numerator + denominator).interval(seeds), (numerator - denominator).interval(seeds)
+    va, vb = a.standard_error ** 2, b.standard_error ** 2
+    cov = (plus.standard_error ** 2 - minus.standard_error ** 2) / 4
+    q = float(stats.t.ppf(0.5 + CONFIDENCE / 2, b.dof))
+    estimate = a.estimate / b.estimate if b.estimate else float("nan")
+    # (a - r b)^2 <= q^2 (va - 2 r cov + r^2 vb): a quadratic c2 r^2 + c1 r + c0 <= 0
+    c2, c1, c0 = b.estimate ** 2 - q * q * vb, -2 * (a.estimate * b.estimate - q * q * cov), a.estimate ** 2 - q * q * va
+    discriminant = c1 * c1 - 4 * c2 * c0
+    if c2 <= 0 or discriminant < 0:
+        return Interval(estimate, -np.inf, np.inf, b.dof)
+    roots = sorted(((-c1 - np.sqrt(discriminant)) / (2 * c2), (-c1 + np.sqrt(discriminant)) / (2 * c2)))
+    return Interval(estimate, float(roots[0]), float(roots[1]), b.dof)
+
+
 def pooled_seed_variance(contrasts: Iterable[Contrast], source: str) -> SeedVariance | None:
     """The ratio of seed-to-seed variance to one seed's evaluation variance, pooled over
     `contrasts` with two or more seeds, weighted by their degrees of freedom (seeds - 1),

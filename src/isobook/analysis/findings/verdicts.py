@@ -13,6 +13,12 @@ pass rates, `SHARE_MARGIN` for shares of problems, `RELATIVE_MARGIN` for logged 
 * ``unresolved``: the interval holds zero and reaches past the margin: the data cannot
   tell a difference that matters from none;
 * ``partly``: a claim in several parts, some reproduced and none contradicted;
+* ``mixed``: a claim in several parts, some reproduced and some contradicted: neither a
+  confirmation nor a refutation;
+* ``in the paper's direction, not reached``: a claim of growth whose trend is resolved
+  in the claimed direction while its end point is still resolved on the other side (a
+  large-n deficit that shrinks beyond noise but has not closed: the paper's law predicts
+  exactly that below the crossing);
 * ``not measured``: a run or a table the claim needs is missing.
 
 A claim of no difference ("B_p matters little", "loses nothing") is reproduced when its
@@ -50,14 +56,17 @@ class Verdict(StrEnum):
     """A claim's verdict (the rules: this module's docstring)."""
 
     REPRODUCED = "reproduced"
+    NOT_REACHED = "in the paper's direction, not reached"
     PARTLY = "partly"
+    MIXED = "mixed"
     EQUIVALENT = "equivalent"
     UNRESOLVED = "unresolved"
     NOT_REPRODUCED = "not reproduced"
     NOT_MEASURED = "not measured"
 
 
-RESOLVED = frozenset({Verdict.REPRODUCED, Verdict.PARTLY, Verdict.EQUIVALENT, Verdict.NOT_REPRODUCED})
+RESOLVED = frozenset({Verdict.REPRODUCED, Verdict.NOT_REACHED, Verdict.PARTLY, Verdict.MIXED, Verdict.EQUIVALENT,
+                      Verdict.NOT_REPRODUCED})
 
 
 @dataclass(frozen=True)
@@ -155,13 +164,16 @@ def no_gain(interval: Interval, margin: float = SCORE_MARGIN) -> Decision:
     return Decision(Verdict.UNRESOLVED, min(below, above))
 
 
-def combine(parts: Sequence[Decision]) -> Decision:
+def combine(parts: Sequence[Decision], any_refutes: bool = False) -> Decision:
     """One decision from those of a claim's parts. Reproduced (or equivalent) needs every
     part, so its p-value is the largest of theirs (an intersection-union test); not
     reproduced and partly need any one part, so theirs is the smallest of the parts that
-    make it, times the number of parts (Bonferroni). Unresolved takes the largest (above
-    5%: some part is unresolved), so that it never ranks before a resolved finding under
-    Holm's procedure."""
+    make it, times the number of parts (Bonferroni). Parts resolved both ways are
+    ``mixed`` (its p the larger of the two sides' Bonferroni p-values: it asserts both),
+    never a refutation, unless `any_refutes`: a claim about every part ("best against
+    every other", "at every budget"), which one part against it refutes. Unresolved
+    takes the largest (above 5%: some part is unresolved), so that it never ranks before a
+    resolved finding under Holm's procedure."""
     parts = list(parts)
     verdicts = [p.verdict for p in parts]
     if not parts or Verdict.NOT_MEASURED in verdicts:
@@ -175,6 +187,10 @@ def combine(parts: Sequence[Decision]) -> Decision:
         values = [p.p_value for p in parts]
         return None if None in values else max(values)
 
+    supported = {Verdict.REPRODUCED, Verdict.PARTLY}
+    if Verdict.NOT_REPRODUCED in verdicts and supported & set(verdicts) and not any_refutes:
+        sides = [any_of({Verdict.NOT_REPRODUCED}), any_of(supported)]
+        return Decision(Verdict.MIXED, None if None in sides else max(sides))
     if Verdict.NOT_REPRODUCED in verdicts:
         return Decision(Verdict.NOT_REPRODUCED, any_of({Verdict.NOT_REPRODUCED}))
     if all(v == Verdict.REPRODUCED for v in verdicts):
