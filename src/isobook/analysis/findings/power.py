@@ -1,0 +1,141 @@
+"""Power by design: how many training seeds a contrast needs to resolve the smallest effect
+worth knowing, from the variances a build measured.
+
+A contrast's per-(seed, problem) values follow the two-way model of `statistics`:
+``x_sp = delta + a_p + b_s + e_sp``, problems (variance `problem`), training seeds (`seed`)
+and their interaction with evaluation noise (`residual`). `VarianceComponents.of` estimates
+the three by the two-way ANOVA's method of moments; with one seed (or where the pool is
+better determined) the seed part is the pool's ratio times one seed's evaluation variance,
+as `statistics.Contrast.interval` takes it. Over S seeds and P problems the estimate's
+variance is ``problem / P + residual / (S P) + seed / S``: seeds shrink the last two terms,
+problems the first two, so past a few seeds only more problems help.
+
+`power` is the chance that the verdict's 95% interval excludes zero when the true effect is
+`effect`, on the interval's degrees of freedom (the seeds' S - 1, plus the pool's weight
+where one moderates), with its seed term drawn as a chi-square on them and its problem term
+fixed; the interval counts the residual twice, as `Contrast.interval` does (conservative). `tests/test_power.py` draws
+contrasts from fitted components, decides them with `Contrast.interval` and checks that the
+stated power is met within Monte Carlo error.
+
+    components = VarianceComponents.of(contrast, pool)
+    power(components, effect=0.12, seeds=8, problems=200, pool=pool)   # 0.83
+    seeds_needed(components, effect=0.12, problems=200, pool=pool)       # 8
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from isobook.analysis.findings.seed_variance import CONFIDENCE, SeedVariance
+from isobook.analysis.findings.statistics import Contrast
+
+TARGET_POWER = 0.8  # the power a primary claim is designed for
+QUADRATURE = 256  # chi-square quantiles over which `power` integrates the interval's seed term
+MAX_SEEDS = 64  # `seeds_needed` looks no further: past this, more problems, not seeds, would help
+
+
+@dataclass(frozen=True)
+class VarianceComponents:
+    """A contrast's variance components, in the contrast's units squared: across problems
+    (``a_p``), across training seeds (``b_s``) and what remains (``e_sp``: the seed x
+    problem interaction and each evaluation's sampling noise)."""
+
+    problem: float
+    seed: float
+    residual: float
+
+    @classmethod
+    def of(cls, contrast: Contrast, pool: SeedVariance | None = None) -> VarianceComponents:
+        """The components of `contrast`, summed over its terms (independent problem sets).
+        The seed part: the contrast's own (two or more seeds, method of moments) moderated
+        by `pool` as its interval is (`SeedVariance.moderated`), or the pool's alone on one
+        seed. Negative moment estimates are set to zero."""
+        problem = seed = residual = residual_per_seed = 0.0
+        count = len(contrast.seeds)
+        if count == 0:
+            raise ValueError("contrast: no seed shared by its candidates")
+        for values in contrast.values():  # [seeds, problems]
+            seeds, problems = values.shape
+            if problems < 2:
+                continue
+            if seeds < 2:  # one seed: problems and their interaction cannot be told apart
+                problem += float(values[0].var(ddof=1))
+                continue
+            rows, columns, grand = values.mean(axis=1), values.mean(axis=0), values.mean()
+            interaction = values - rows[:, None] - columns[None, :] + grand
+            ms_residual = float((interaction ** 2).sum()) / ((seeds - 1) * (problems - 1))
+            ms_problems = seeds * float(((columns - grand) ** 2).sum()) / (problems - 1)
+            ms_seeds = problems * float(((rows - grand) ** 2).sum()) / (seeds - 1)
+            residual += ms_residual
+            residual_per_seed += ms_residual / problems
+            problem += max(0.0, (ms_problems - ms_residual) / seeds)
+            seed += max(0.0, (ms_seeds - ms_residual) / problems)
+        if pool is not None:  # a seed's value varies by ratio x v_one, the residual's share included
+            _, v_one = contrast.variances()
+            own = contrast.own_ratio()
+            ratio, _ = pool.moderated(0.0 if np.isnan(own) else own, count - 1)
+            seed = max(0.0, ratio * v_one - residual_per_seed)
+        return cls(problem, seed, residual)
+
+    def variance(self, seeds: int, problems: int) -> float:
+        """The variance of the contrast's estimate over `seeds` seeds and `problems` problems."""
+        return self.problem / problems + self.residual / (seeds * problems) + self.seed / seeds
+
+    def interval_parts(self, seeds: int, problems: int) -> tuple[float, float]:
+        """The expected parts of `Contrast.interval`'s variance: (its problem term, estimated
+        on hundreds of problems and so nearly fixed; its seed term, estimated on the
+        interval's few degrees of freedom). The residual enters both (conservative)."""
+        return (self.problem / problems + self.residual / (seeds * problems),
+                (self.seed + self.residual / problems) / seeds)
+
+
+def interval_dof(seeds: int, pool: SeedVariance | None) -> float:
+    """The degrees of freedom of a `seeds`-seed contrast's interval: its own S - 1, plus the
+    pool's weight where one moderates (`SeedVariance.moderated`)."""
+    if pool is None:
+        return float(max(seeds - 1, 1))
+    return float(pool.moderated(1.0, seeds - 1)[1])
+
+
+def power(components: VarianceComponents, effect: float, seeds: int, problems: int,
+          pool: SeedVariance | None = None) -> float:
+    """The chance that a two-sided 95% interval of the contrast, over `seeds` seeds and
+    `problems` problems, excludes zero when its true value is `effect`. The estimate is
+    normal with `VarianceComponents.variance`; the interval's half-width is the t quantile
+    of its degrees of freedom times the root of its variance, whose seed term is the
+    contrast's own estimate, a scaled chi-square on S - 1 (moderated: mixed with the
+    pool's, whose share is taken as known), and whose problem term is taken as fixed
+    (integrated over `QUADRATURE` quantiles of the chi-square). Reading the whole variance
+    as chi-square (a noncentral t) would overstate the power at two or three seeds, where
+    much of it comes from lucky small estimates of the seed term."""
+    if seeds < 1 or problems < 1:
+        raise ValueError(f"seeds, problems: need at least one each, got {seeds}, {problems}")
+    true = components.variance(seeds, problems)
+    if true <= 0:
+        return 1.0 if effect != 0 else 1 - CONFIDENCE
+    dof = interval_dof(seeds, pool)
+    fixed, seed_term = components.interval_parts(seeds, problems)
+    own = seeds - 1
+    draws = stats.chi2.ppf((np.arange(QUADRATURE) + 0.5) / QUADRATURE, max(own, 1)) / max(own, 1)
+    weight = 0.0 if pool is None else pool.weight(own)
+    if own == 0 or not np.isfinite(weight):  # the pool alone: its ratio taken as known
+        draws = np.ones(1)
+    elif weight > 0:  # moderated: the pool's share fixed, the contrast's own a chi-square on its S - 1
+        draws = (weight + own * draws) / (weight + own)
+    half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, dof)) * np.sqrt(fixed + seed_term * draws)
+    spread = np.sqrt(true)
+    return float(np.mean(stats.norm.cdf((abs(effect) - half) / spread) + stats.norm.cdf((-abs(effect) - half) / spread)))
+
+
+def seeds_needed(components: VarianceComponents, effect: float, problems: int, pool: SeedVariance | None = None,
+                 target: float = TARGET_POWER, most: int = MAX_SEEDS) -> int | None:
+    """The fewest seeds (at least two) whose `power` reaches `target`; None where `most`
+    seeds do not (the problems' share of the variance alone is too large: more problems,
+    not seeds, would help)."""
+    for seeds in range(2, most + 1):
+        if power(components, effect, seeds, problems, pool) >= target:
+            return seeds
+    return None
