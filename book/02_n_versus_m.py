@@ -18,13 +18,18 @@
 # whole reward-versus-compute curve), fit a monotone sigmoid per $n$ on its
 # record-breaking points, and take the upper envelope.
 #
-# **How the verdicts are decided.** Each $n$ is trained on two seeds. A run's score at a
-# budget $C$ is the mean of its evaluations at $C/2$ and $C$. Every claim is decided by one
+# **How the verdicts are decided.** The grid trains each $n$ on two seeds. A run's score at
+# a budget $C$ is the mean of its evaluations at $C/2$ and $C$. Every claim is decided by one
 # contrast, fixed here before the data:
 #
-# * "$n^*$ grows with $C$": the large-$n$ advantage $A(C)$, the score of the largest $n$
-#   minus the smallest, at each power-of-two budget: reproduced when its trend over
-#   $\log_2 C$ is positive and large $n$ is ahead at the largest budget, both beyond noise;
+# * "$n^*$ grows with $C$": the every-$n$ advantage $S(C)$, every larger $n$'s mean score
+#   minus the smallest $n$'s on the logit scale (where a deficit does not shrink merely
+#   because every $n$ nears a pass rate of 1), at each power-of-two budget. Reproduced when
+#   its trend over $\log_2 C$ is positive beyond noise and larger $n$ are no longer behind
+#   at the largest budget; *in the paper's direction, not reached* when the trend is
+#   positive but larger $n$ are still behind beyond noise (the paper's law below its
+#   crossing: the row says where the trend reaches zero); not reproduced only when the
+#   trend is resolved negative or equivalent to zero;
 # * "metric X peaks at a larger $n$ than metric Y" (and "hard peaks at a smaller $n^*$ than
 #   easy"): X's large-$n$ advantage minus Y's at the budget.
 #
@@ -32,6 +37,14 @@
 # model of `isobook.analysis.findings.statistics`, with seeds paired across the arms that
 # share them and the seed-to-seed variance pooled over this grid's neighbouring $n$. The
 # design note above the findings says how small a difference these intervals resolve.
+#
+# **The primary claims.** Two claims of this chapter are the book's primaries, named in the
+# params file before any run (`primaries.claims`): $n^*(C)$ grows with every $n$ at its own
+# best learning rate, and it grows when a small training set is reused. Each $n$'s rate is
+# chosen on the envelope's selection seeds (`lr_envelope.seeds`); the primaries are decided
+# on runs at those rates on other seeds (`primaries.seeds`), sized to resolve a trend of
+# `primaries.trend_effect` per doubling with 80% power. The power table under the findings
+# states the power the design had.
 #
 # **Two rules this grid leans on, and the runs that test them.** Every $n$ here trains at
 # the $\sqrt{B}$ rule's learning rate from chapter 01's anchor (tuned on easy, at one batch):
@@ -54,10 +67,20 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from isobook.analysis.envelope import edge_runs, envelope_runs, lr_envelope, preferred_rates, rate_counts, rule_peak
+from isobook.analysis.envelope import (
+    confirmatory_runs,
+    edge_runs,
+    envelope_runs,
+    lr_envelope,
+    preferred_rates,
+    rate_counts,
+    rule_peak,
+    selection_budget,
+)
 from isobook.analysis.findings.claims import n_star_grows, optimum_at_larger_n, optimum_of, scores_by_budget
+from isobook.analysis.findings.power import growth_design
 from isobook.analysis.findings.statistics import grid_seed_variance, problem_scores, resolvable_difference
-from isobook.analysis.findings.verdicts import headline
+from isobook.analysis.findings.verdicts import headline, primary
 from isobook.analysis.frontier import analyse_frontier
 from isobook.analysis.n_star import n_star_path, n_star_table, regime_text
 from isobook.analysis.reuse import envelope_rates, reuse_runs
@@ -86,16 +109,26 @@ tuned = {set_name: envelope_runs(config, set_name) for set_name in config.lr_env
 if tuned:
     outcomes.append(run_configs([run for runs in tuned.values() for run in runs], config, show_progress=False))
 for _ in range(config.lr_envelope.extensions):  # a bracket whose best rate sits at an edge grows past it
-    grown = {s: edge_runs(config, s, rate_counts(runs, config), avg, config.sweep.budget) for s, runs in tuned.items()}
+    grown = {s: edge_runs(config, s, rate_counts(runs, config), avg, selection_budget(config))
+             for s, runs in tuned.items()}
     if not any(grown.values()):
         break
     outcomes.append(run_configs([run for runs in grown.values() for run in runs], config, show_progress=False))
     tuned = {s: tuned[s] + grown[s] for s in tuned}
 rates = {set_name: rate_counts(runs, config) for set_name, runs in tuned.items()}
 envelopes = {set_name: lr_envelope(table_, avg, budgets) for set_name, table_ in rates.items()}
-reuse_rates = envelope_rates(envelopes[reuse.set], config.sweep.budget) if reuse.set in envelopes else {}
+# Each n's rate, chosen on the selection seeds (every problem) at the budget; the primaries read it on other seeds.
+chosen = {set_name: envelope_rates(envelope, selection_budget(config)) for set_name, envelope in envelopes.items()}
+confirmed = {set_name: confirmatory_runs(config, set_name, chosen[set_name]) for set_name in envelopes}
+reuse_rates = chosen.get(reuse.set, {})
 reused = reuse_runs(config, reuse_rates)
-outcomes.append(run_configs(reused, config, show_progress=False))
+outcomes.append(run_configs([*(run for runs in confirmed.values() for run in runs), *reused], config,
+                            show_progress=False))
+confirmed_scores = {set_name: scores_by_budget(rate_counts(runs, config), ["n"], avg, budgets)
+                    for set_name, runs in confirmed.items()}
+selected_scores = {set_name: scores_by_budget(pd.concat([table_[(table_["n"] == n) & (table_["multiplier"] == m)]
+                                                         for n, m in chosen[set_name].items()]), ["n"], avg, budgets)
+                   for set_name, table_ in rates.items()}  # the selection seeds at the chosen rates: the design's
 reuse_counts = rate_counts(reused, config)
 points = mean_over_seeds(run_points(sweep_configs(grid), config.evaluation.k))  # curves and fits: mean of seeds
 counts = run_counts(sweep_configs(grid), "validation")
@@ -175,8 +208,11 @@ table(pd.DataFrame([{"set": s, "metric": m, "n*": o.best, "score": o.value, "n w
 # its bracket, the bracket grows past it. At each budget the rate of each $n$ is chosen on
 # one half of the validation problems and scored on the other half (and the other way
 # round), so no problem scores the rate it chose; $n^*(C)$ read on these scores is the
-# **envelope**, the paper's "tune the learning rate per configuration". Each $n$'s score
-# against its peak learning rate, at each budget (mean of the seeds, every problem):
+# **envelope**, the paper's "tune the learning rate per configuration". These runs train on
+# the selection seeds, whose luck stays in their scores: the envelope is exploratory. The
+# primary claim trains each $n$ at the rate it preferred at the budget (every problem, mean
+# of the selection seeds) on the confirmatory seeds. Each $n$'s score against its peak
+# learning rate, at each budget (mean of the selection seeds, every problem):
 
 # %%
 if not envelopes:
@@ -193,7 +229,8 @@ for set_name, envelope in envelopes.items():
 # among them:
 
 # %%
-preferred = {set_name: preferred_rates(table_, avg, config.sweep.budget, seeds) for set_name, table_ in rates.items()}
+preferred = {set_name: preferred_rates(table_, avg, selection_budget(config), seeds)
+             for set_name, table_ in rates.items()}
 if preferred:
     shown = pd.concat([p.assign(set=s) for s, p in preferred.items()])
     display(table(shown.assign(best=shown["best"].map(lambda m: f"x{m:g}"), lr=shown["lr"].map(lambda v: f"{v:.2g}"),
@@ -209,15 +246,16 @@ for set_name, p in preferred.items():
                  "tuned on easy, is not each n's best here."))
 
 # %% [markdown]
-# $n^*$ at each budget on the envelope (each $n$ at its own best rate), beside the
-# $\sqrt{B}$ rule's (this chapter's grid) and the one-rate arm's (every $n$ at the largest
-# $n$'s rate):
+# $n^*$ at each budget with each $n$ at its own best rate, on the confirmatory seeds (the
+# primary) and on the selection seeds (the envelope), beside the $\sqrt{B}$ rule's (this
+# chapter's grid) and the one-rate arm's (every $n$ at the largest $n$'s rate):
 
 # %%
 arms = {}
 for set_name, table_ in rates.items():
     one_rate = np.isclose(table_["lr"], rule_peak(config, largest_batch), rtol=1e-9)
-    arms[set_name] = {"own best": envelopes[set_name].scores,
+    arms[set_name] = {"own best, confirmatory seeds": confirmed_scores[set_name],
+                      "own best, selection seeds": envelopes[set_name].scores,
                       "sqrt rule": scores_by_budget(table_[table_["multiplier"] == 1.0], ["n"], avg, budgets),
                       "one rate": scores_by_budget(table_[one_rate], ["n"], avg, budgets)}
 envelope_optima = {(set_name, arm): n_star_table(by_budget, ["n"], seeds, problems[set_name], largest_batch)
@@ -241,13 +279,13 @@ else:
 
 # %%
 reuse_points = mean_over_seeds(run_points(reused, config.evaluation.k))
-chosen = {n: reuse_rates.get(n, 1.0) for n in n_values}
+reuse_multipliers = {n: reuse_rates.get(n, 1.0) for n in n_values}
 display(note(f"D = {reuse.problems} problems of {reuse.set}, to {reuse.budget:,} rollouts; peak rates "
-             + (f"x{chosen[small]:g} the rule's at every n" if len(set(chosen.values())) == 1 else
-                ", ".join(f"x{m:g} the rule's at n = {n}" for n, m in chosen.items()))
-             + f"; seeds {', '.join(map(str, reuse.seeds))}."))
+             + (f"x{reuse_multipliers[small]:g} the rule's at every n" if len(set(reuse_multipliers.values())) == 1
+                else ", ".join(f"x{m:g} the rule's at n = {n}" for n, m in reuse_multipliers.items()))
+             + f"; confirmatory seeds {', '.join(map(str, config.primaries.seeds))}."))
 curves_chart(reuse_points, avg, title=f"{reuse.set}, D = {reuse.problems}: {avg}, B_p = {batch_problems} "
-                                      f"(mean of {len(reuse.seeds)} seeds)")
+                                      f"(mean of {len(config.primaries.seeds)} seeds)")
 
 # %%
 reuse_optima = n_star_table(reuse_scores, ["n"], seeds, reuse.problems, largest_batch)
@@ -259,11 +297,16 @@ table(reuse_optima[["rollouts", "C/D", "updates", "n", "score", "within noise", 
 # %%
 findings = [headline(n_star_grows(scores_by_budget(counts[counts["set"] == s], ["n"], avg, budgets),
                                   f"{s}: n* grows with C (Fig. 5-6)", seeds)) for s in optima]
-for set_name, envelope in envelopes.items():
-    findings.append(headline(n_star_grows(envelope.scores, f"{set_name}, every n at its own best learning rate: n* "
-                                          "grows with C (Fig. 5-6)", seeds)))
-findings.append(headline(n_star_grows(reuse_scores, f"{reuse.set}, D = {reuse.problems} reused to C/D "
-                                      f"{reuse.budget / reuse.problems:g}: n* grows with C (Fig. 5-6)", seeds)))
+claims, trend_effect = config.primaries.claims, config.primaries.trend_effect
+for set_name in envelopes:
+    findings.append(primary(n_star_grows(confirmed_scores[set_name], f"{set_name}, every n at its own best learning "
+                                         "rate: n* grows with C (Fig. 5-6)", seeds), "own-best-rate", claims,
+                            growth_design(selected_scores[set_name], confirmed_scores[set_name], trend_effect, seeds)))
+# The reuse grid has no selection-seed runs: its design reads the nearest arms that have (the envelope's chosen rates).
+reuse_design = selected_scores.get(reuse.set, {})
+findings.append(primary(n_star_grows(reuse_scores, f"{reuse.set}, D = {reuse.problems} reused to C/D "
+                                     f"{reuse.budget / reuse.problems:g}: n* grows with C (Fig. 5-6)", seeds),
+                        "data-reuse", claims, growth_design(reuse_design, reuse_scores, trend_effect, seeds)))
 # Paper: sharpening (worst@k) wants large n on easy, coverage (best@k) wants large n on hard.
 for set_name, wanted, other in (("easy", worst, best), ("hard", best, worst)):
     findings.append(optimum_at_larger_n((str(wanted), final[set_name][wanted], set_name),
@@ -277,6 +320,21 @@ display(design_note(f"every n on {' and '.join(s for s in optima if s in final)}
                     f"{', '.join(map(str, grid.sweep.seeds))}",
                     float(np.median(resolvable)) if resolvable else float("nan"), seeds))
 FindingsTable(findings, "02_n_versus_m", scale(config))
+
+# %% [markdown]
+# **Power of the primary claims.** For each, the smallest trend worth knowing (in pass rate
+# per doubling of $C$, and on the logit scale the verdict reads), the confirmatory seeds and
+# validation problems, the power the design had by the selection seeds' variances (before
+# the confirmatory runs were read), the seeds that design needed for 80%, and the power on
+# the confirmatory runs' own variances:
+
+# %%
+designs = pd.DataFrame([{"claim": f.claim, **f.power} for f in findings if f.primary is not None],
+                       columns=["claim", "effect", "effect (logit)", "seeds", "problems", "design power",
+                                "seeds needed", "achieved power"])
+table(designs.astype({"seeds": "Int64", "problems": "Int64", "seeds needed": "Int64"}),
+      rename={"effect": "effect (pass rate / doubling)"}) if len(designs) else note(
+    "No primary claim in this chapter under this config (primaries.claims).")
 
 # %% [markdown]
 # **Where each verdict stands against the paper's regime.** The paper's matched hard runs

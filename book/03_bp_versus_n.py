@@ -17,10 +17,10 @@
 # $n$ moves the final reward much less than varying $n$ at fixed $B_p$.
 #
 # **How the verdicts are decided.** A run's score at a budget is the mean of its
-# evaluations at half that budget and at it. "$n^*(M)$ rises" is decided by one contrast,
-# fixed here: the score of the largest-$n$ split minus the smallest-$n$ split, its trend
-# over $\log_2$ of the budget and its value after the most updates (both must be resolved
-# positive). The sensitivity claim is the mean change between runs differing only in $n$
+# evaluations at half that budget and at it. "$n^*(M)$ rises" is decided as chapter 02's
+# "$n^*$ grows", fixed here: every larger-$n$ split's score minus the smallest-$n$ split's on
+# the logit scale, its trend over $\log_2$ of the budget (resolved positive) and its value
+# after the most updates. The sensitivity claim is the mean change between runs differing only in $n$
 # minus that between runs differing only in $B_p$; "$B_p$ matters little" is the mean
 # change between runs differing only in $B_p$, which must stay within ±0.03 (an
 # equivalence test: the paper calls its 1.9- and 2.2-point spreads little). Each split is

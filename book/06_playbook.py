@@ -20,8 +20,9 @@
 # on the same validation problems, each read as the mean of its evaluations at half the
 # budget and at it; one seed per run, so the 95% intervals hold evaluation noise and the
 # seed-to-seed variance borrowed from chapter 02's two-seed grid. "$n^*(C)$ still rises" is
-# the large-$n$ advantage's trend over $\log_2 C$ and its value at the budget (each $B_p$'s
-# largest $n$ minus its smallest, averaged over $B_p$). "$B_p$ matters little" and the
+# decided as in chapter 02, by the every-$n$ advantage on the logit scale (within each $B_p$,
+# every larger $n$ minus its smallest, averaged over $B_p$): its trend over $\log_2 C$ and
+# its value at the budget. "$B_p$ matters little" and the
 # planner's "loses nothing" are claims of no difference: they hold when the interval of
 # the change (the mean change between runs that differ only in $B_p$; the best $n$'s lead
 # over the planner's) stays within the margin of 0.03.

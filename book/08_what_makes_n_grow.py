@@ -235,8 +235,8 @@ seeds = book_seed_variance(config, avg, *(grid_seed_variance(by_budget, "this ch
 # If that smaller step is what keeps small groups ahead, every $n$ at one learning rate
 # (the largest $n$'s, constant) shows the other side: a small group's gradient is the
 # noisier, and a step too large for its noise stalls it or pulls it down while a large
-# group keeps climbing. "$n^*$ grows" is decided as everywhere in the book, by the large-$n$
-# advantage's trend over $\log_2 C$ and its value at the largest budget.
+# group keeps climbing. "$n^*$ grows" is decided as everywhere in the book, by the every-$n$
+# advantage on the logit scale: its trend over $\log_2 C$ and its value at the largest budget.
 
 # %%
 rule_points = mean_over_seeds(run_points(rule_runs, config.evaluation.k, rule_labels))

@@ -1,5 +1,5 @@
-"""`isobook compare`: two built books' findings, row by row; the replicate preset's seeds
-and the grid every chapter's seed variance is measured on."""
+"""`isobook compare`: two built books' findings (or a build and the README's), row by row; a
+rebuild on shifted seeds and the grid every chapter's seed variance is measured on."""
 
 import json
 from pathlib import Path
@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from isobook.analysis.bandit import bandit_curves_path, bandit_seed
+from isobook.analysis.envelope import confirmatory_runs
 from isobook.analysis.findings.statistics import Interval
 from isobook.analysis.findings.verdicts import Finding, Verdict
 from isobook.book.compare import compare_builds, summary
@@ -68,11 +69,11 @@ def test_two_builds_compare_by_verdict_and_by_their_deciding_contrasts(tmp_path:
 
 def test_a_build_compares_with_the_readmes_snapshot_file(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """`isobook compare outputs/book book/findings.json`: the committed snapshot holds
-    {"book": rows, "replicate": rows}; its book rows are the ones compared."""
+    {"book": rows}; its rows are the ones compared."""
     build = built_book(tmp_path / "a", [finding("grows", Verdict.REPRODUCED, 0.05, 0.03)])
     rows = [{"chapter": "02_n_versus_m", "scale": "s", **finding("grows", Verdict.UNRESOLVED, 0.02, 0.03).row()}]
     snapshot = tmp_path / "findings.json"
-    snapshot.write_text(json.dumps({"book": rows, "replicate": None}))
+    snapshot.write_text(json.dumps({"book": rows}))
     comparison = compare_builds(build, snapshot)
     assert comparison[["claim", "verdict_1", "verdict_2"]].values.tolist() == [["grows", "reproduced", "unresolved"]]
     assert main(["compare", str(build), str(ROOT / "book" / "findings.json")]) == 0  # the committed one reads too
@@ -86,26 +87,28 @@ def test_a_folder_without_a_built_book_is_one_line_and_exit_2(tmp_path: Path, ca
     assert capsys.readouterr().err.startswith(f"isobook: {tmp_path}: no executed chapters")
 
 
-def test_the_replicate_preset_shifts_every_runs_seed_and_keeps_base_models_and_sets() -> None:
+def test_a_seed_shift_rebuilds_every_run_on_other_seeds_and_keeps_base_models_and_sets() -> None:
+    """`sweep.seed_shift`: every run's seed moves (the confirmatory ones too), the bandits are
+    drawn anew, the base models and sets stay: a rebuild to compare with `isobook compare`."""
     default = load_config(ROOT / "params" / "cpu.yaml")
-    replicate = load_config(ROOT / "params" / "replicate.yaml")
-    assert [c.train.seed for c in sweep_configs(replicate)] == [c.train.seed + 100 for c in sweep_configs(default)]
-    assert grid_run(replicate, "hard", 8, 4, seed=1).train.seed == 101
-    assert replicate.system.seed == default.system.seed and replicate.book.folder == "book-replicate"
-    # The bandits are drawn anew too: their seed and their curves' files follow the shift.
-    assert (bandit_seed(default), bandit_seed(replicate)) == (0, 100)
-    assert bandit_curves_path(replicate, "sharing").name.startswith("sharing-s100-")
+    shifted = load_config(ROOT / "params" / "cpu.yaml", ["sweep.seed_shift=100"])
+    assert [c.train.seed for c in sweep_configs(shifted)] == [c.train.seed + 100 for c in sweep_configs(default)]
+    assert grid_run(shifted, "hard", 8, 4, seed=1).train.seed == 101
+    assert {run.train.seed for run in confirmatory_runs(shifted, "hard", {})} == set(range(110, 118))
+    assert shifted.system.seed == default.system.seed
+    assert (bandit_seed(default), bandit_seed(shifted)) == (0, 100)
+    assert bandit_curves_path(shifted, "sharing").name.startswith("sharing-s100-")
 
 
 def test_the_seed_variance_reference_is_chapter_02s_grid_on_two_seeds() -> None:
     """Every chapter borrows the seed variance of one grid: the sweep's first B_p, every n,
-    two seeds where the sweep has one (the replicate's shifted as its runs are)."""
+    two seeds where the sweep has one (shifted as its runs are)."""
     default = load_config(ROOT / "params" / "cpu.yaml")
     grid = reference_grid(default)
     assert grid.sweep.batch_problems == (8,) and grid.sweep.seeds == (0, 1)
     assert sorted({(c.train.rollouts_per_problem, c.train.seed) for c in sweep_configs(grid)}) == [
         (n, seed) for n in (4, 8, 16, 32) for seed in (0, 1)]
-    replicate = reference_grid(load_config(ROOT / "params" / "replicate.yaml"))
-    assert {c.train.seed for c in sweep_configs(replicate)} == {100, 101}
+    shifted = reference_grid(load_config(ROOT / "params" / "cpu.yaml", ["sweep.seed_shift=100"]))
+    assert {c.train.seed for c in sweep_configs(shifted)} == {100, 101}
     several = reference_grid(load_config(None, ["sweep.seeds=[3, 5, 7]"]))
     assert several.sweep.seeds == (3, 5, 7)

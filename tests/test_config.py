@@ -5,8 +5,10 @@ from pathlib import Path
 
 import pytest
 
+from isobook.analysis.envelope import confirmatory_runs
 from isobook.book.build import chapter_parameters
 from isobook.config import Config, ConfigError, describe, load_config, with_overrides
+from isobook.store.names import run_folder
 from isobook.sweeps import model_arms, sweep_configs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,10 +28,14 @@ def test_presets_load_and_defaults_match_the_cpu_preset() -> None:
 
 def test_the_long_book_is_the_default_with_three_chapters_at_four_times_the_budget() -> None:
     long = load_config(ROOT / "params" / "cpu-long.yaml")
-    # Same base models, sets and runs, extended; the envelope on easy too, the reuse grid on 64 problems to C/D 256.
+    # Same base models, sets and runs, extended: the rates chosen where the default book chose them, so the
+    # primaries' confirmatory runs and the reuse grid (the same 32 problems, to C/D 512) are the default's, longer.
     assert replace(long, book=Config().book, lr_envelope=Config().lr_envelope, data_reuse=Config().data_reuse) == Config()
-    assert long.lr_envelope.sets == ("easy", "hard")
-    assert long.data_reuse.budget / long.data_reuse.problems == 256
+    assert long.lr_envelope.choose_at == Config().sweep.budget and long.data_reuse.problems == Config().data_reuse.problems
+    assert long.data_reuse.budget / long.data_reuse.problems == 512
+    default_runs = {run_folder(run) for run in confirmatory_runs(Config(), "hard", {4: 0.5})}
+    long_runs = confirmatory_runs(replace(long, sweep=replace(long.sweep, budget=16384)), "hard", {4: 0.5})
+    assert {run_folder(run) for run in long_runs} == default_runs and {r.train.budget for r in long_runs} == {16384}
     budgets = {name: given.get("budget") for name, given in chapter_parameters("long.yaml", [], long).items()}
     assert budgets == {"00_introduction": None, "01_recipe": None, "02_n_versus_m": 4 * long.sweep.budget,
                        "03_bp_versus_n": None, "04_interference": 4 * long.sweep.budget, "05_data": None,
@@ -170,3 +176,19 @@ def test_only_the_histogram_runs_measure_training_problems() -> None:
     histogram = with_overrides(config, config.interference.histogram_changes())
     assert histogram.evaluation.train_pass_rollouts == (0, 512, 4096)
     assert replace(histogram, evaluation=config.evaluation) == config
+
+
+def test_primaries_are_at_most_six_known_claims_on_seeds_that_chose_no_rate() -> None:
+    assert Config().primaries.claims == ("own-best-rate", "data-reuse")
+    with pytest.raises(ConfigError, match=r"primaries.claims: 'n-grows' is not a primary claim; allowed: "
+                                          r"own-best-rate, data-reuse"):
+        load_config(None, ["primaries.claims=[n-grows]"])
+    with pytest.raises(ConfigError, match=r"primaries.claims: at most 6 distinct claims"):
+        load_config(None, ["primaries.claims=[data-reuse, data-reuse]"])
+    with pytest.raises(ConfigError, match=r"primaries.seeds: \[1\] also choose the learning rates"):
+        load_config(None, ["primaries.seeds=[1, 2]"])
+    assert load_config(None, ["primaries.seeds=[1, 2]", "lr_envelope.sets=[]"]).primaries.seeds == (1, 2)
+    with pytest.raises(ConfigError, match=r"data_reuse.seeds: replaced; allowed: primaries.seeds"):
+        load_config(None, ["data_reuse.seeds=[0, 1]"])
+    with pytest.raises(ConfigError, match=r"lr_envelope.choose_at: needs a power of two"):
+        load_config(None, ["lr_envelope.choose_at=3000"])

@@ -2,6 +2,7 @@
 landing page built from executed chapters, and the cell tags that hide code."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import nbformat
@@ -11,7 +12,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 
 from isobook.analysis.findings.statistics import Interval
 from isobook.analysis.findings.verdicts import Finding, Verdict
-from isobook.book.build import FINDINGS_MARKER, landing_page, tag_for_the_page
+from isobook.book.build import FINDINGS_MARKER, PRIMARIES_MARKER, landing_page, tag_for_the_page
 from isobook.book.pages import FindingsTable, findings_of_notebook, landing_table, table
 
 FINDINGS = [Finding("easy: n* grows (Fig. 5)", "n* by budget: 512: 4, 4,096: 4", Verdict.NOT_REPRODUCED,
@@ -71,29 +72,43 @@ def test_executed_chapters_hide_their_code_and_drop_their_parameters(tmp_path: P
                     ["remove-input"], ["hide-input"]]
 
 
-def test_the_landing_page_lists_every_chapters_findings_with_a_link(tmp_path: Path) -> None:
+PRIMARIES = [replace(FINDINGS[1], primary="width"),
+             replace(FINDINGS[2], primary="growth", power={"effect": 0.03, "unit": "pass rate per doubling of C",
+                                                           "seeds": 8, "problems": 200, "design power": 0.81,
+                                                           "achieved power": 0.64})]
+
+
+def test_the_landing_page_lists_the_primaries_first_then_every_chapters_findings(tmp_path: Path) -> None:
     notebooks = [executed_chapter(tmp_path, "01_recipe", "Recipe validation", FINDINGS[1:]),
-                 executed_chapter(tmp_path, "02_n_versus_m", "n versus M", FINDINGS)]
+                 executed_chapter(tmp_path, "02_n_versus_m", "n versus M", [FINDINGS[0], *PRIMARIES, FINDINGS[3]])]
     assert len(findings_of_notebook(json.loads(notebooks[1].read_text()))) == 1
     template = tmp_path / "index.md"
-    template.write_text(f"# isobook\n\n{FINDINGS_MARKER}\n\nAfter.\n")
-    page = landing_page(template, notebooks)
-    assert FINDINGS_MARKER not in page and page.endswith("After.\n")
-    assert page.count('<a href="01_recipe.html"><strong>Recipe validation</strong></a>') == 1
-    assert page.count('<a href="02_n_versus_m.html"><strong>n versus M</strong></a>') == 1
-    assert page.count('<tr><td colspan="5"') == 2 and page.count("<tr><td") == 2 + 7  # a row per chapter, per finding
-    assert "(measured at 512 rollouts per run)" in page
+    template.write_text(f"# isobook\n\n{PRIMARIES_MARKER}\n\n{FINDINGS_MARKER}\n\nAfter.\n")
+    claims = {"growth": "n* grows, decided on seeds 10-17", "width": "x is wide", "later": "not in this build"}
+    page = landing_page(template, notebooks, claims)
+    assert FINDINGS_MARKER not in page and PRIMARIES_MARKER not in page and page.endswith("After.\n")
+    primaries, findings = page.split('<table class="isobook-findings"')
+    # The primaries, in the config's order: the design (effect, seeds x problems, power) and both verdicts.
+    rows = primaries.split("<tr><td")[1:]
+    assert [row.split("</strong>")[0].rsplit(">", 1)[1] for row in rows] == ["growth", "width", "later"]
+    assert "0.03 pass rate per doubling of C" in rows[0] and "8 x 200" in rows[0] and "0.81 / 0.64" in rows[0]
+    assert "- x -" in rows[1] and "- / -" in rows[1]  # a primary without a design row says so
+    assert "not run in this build" in rows[2]
+    assert findings.count('<a href="01_recipe.html"><strong>Recipe validation</strong></a>') == 1
+    assert findings.count('<a href="02_n_versus_m.html"><strong>n versus M</strong></a>') == 1
+    assert findings.count('<tr><td colspan="5"') == 2 and findings.count("<tr><td") == 2 + 7  # per chapter, finding
+    assert "(measured at 512 rollouts per run)" in findings
     assert "7 findings. On the LLM, 5: 2 reproduced, 2 unresolved, 1 not reproduced. On the bandits, 2: 2 reproduced." \
-        in page  # counted apart, in the order of Verdict
-    # Holm over the 4 LLM findings with a test (p = 0.04 twice, 0.14 twice): y's adjusted p is 4 x 0.04.
-    assert "across the 4 LLM findings decided by a test" in page
-    assert "It turns 2 verdicts into unresolved: hard: y (Fig. 9) (reproduced); hard: y" in page
-    # The Holm column: "-" without a test, "holds" where the verdict stands, the new verdict where it changes.
-    cells = [row.split("</td>")[3] for row in page.split("<tr><td")[1:] if row.count("</td>") >= 5]
-    assert [cell.rsplit(">", 1)[1] for cell in cells] == ["holds", "unresolved", "-", "-", "holds", "unresolved", "-"]
-    template.write_text("# no marker\n")
+        in findings  # counted apart, in the order of Verdict
+    # Holm over the two primaries alone (p = 0.14 and 0.04: 0.04 x 2 = 0.08 > 0.05), the other five exploratory.
+    assert "Holm's procedure over the 2 primary findings" in findings
+    assert "under it they read: 2 unresolved. It turns 1 into unresolved: hard: y (Fig. 9) (reproduced)." in findings
+    cells = [row.split("</td>")[3] for row in findings.split("<tr><td")[1:] if row.count("</td>") >= 5]
+    assert [cell.rsplit(">", 1)[1] for cell in cells] == ["exploratory"] * 4 + ["unresolved", "unresolved",
+                                                                               "exploratory"]
+    template.write_text(f"# no findings marker\n{PRIMARIES_MARKER}\n")
     with pytest.raises(ValueError, match="no <!-- findings --> line"):
-        landing_page(template, notebooks)
+        landing_page(template, notebooks, claims)
 
 
 def test_an_empty_landing_table_says_so() -> None:

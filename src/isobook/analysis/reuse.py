@@ -31,10 +31,10 @@ def envelope_rates(envelope: Envelope, budget: float) -> dict[int, float]:
 def reuse_runs(config: Config, rates: Mapping[int, float]) -> list[Config]:
     """Every n of the sweep at its first B_p, at its multiplier in `rates` (1 where absent),
     on the first ``data_reuse.problems`` training problems of ``data_reuse.set``, to
-    ``data_reuse.budget`` rollouts, on every seed of ``data_reuse.seeds``."""
+    ``data_reuse.budget`` rollouts, on every confirmatory seed (``primaries.seeds``)."""
     reuse = config.data_reuse
     batch_problems, n_values, _ = n_grid(config)
     return [grid_run(config, reuse.set, batch_problems, n,
                      [*at_multiplier(config, rates.get(n, 1.0)), f"train.data_size={reuse.problems}"],
                      budget=reuse.budget, seed=seed)
-            for seed in reuse.seeds for n in n_values]
+            for seed in config.primaries.seeds for n in n_values]

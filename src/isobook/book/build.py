@@ -40,8 +40,10 @@ from traitlets.config import Config as KernelConfig
 from isobook.book.applicability import REQUIREMENTS, why_not
 from isobook.book.findings_file import write_findings
 from isobook.book.kernel import ROOT
-from isobook.book.pages import findings_of_notebook, landing_table
+from isobook.analysis.findings.multiplicity import controlled
+from isobook.book.pages import findings_of_notebook, landing_table, primaries_table
 from isobook.config import Config, ConfigError, load_config
+from isobook.config.studies import PRIMARY_CLAIMS
 from isobook.device import resolve_placement
 from isobook.sets.arms import prepare_arms
 from isobook.store.locks import end_with_parent
@@ -52,6 +54,7 @@ MATHJAX_VERSION = "3.2.2"
 # What tex-mml-chtml needs offline: the script, its fonts, and the parts it loads lazily.
 MATHJAX_PARTS = ("tex-mml-chtml.js", "input", "output/chtml/fonts", "a11y", "ui")
 FINDINGS_MARKER = "<!-- findings -->"  # the line of book/index.md the findings table replaces
+PRIMARIES_MARKER = "<!-- primaries -->"  # the line of book/index.md the primary claims' table replaces
 
 
 def _toc_files(root: Path) -> list[str]:
@@ -345,9 +348,11 @@ def tag_for_the_page(notebook: Path) -> None:
     nbformat.write(content, notebook)
 
 
-def landing_page(template: Path, notebooks: list[Path]) -> str:
-    """The book's index page: `template` with its ``<!-- findings -->`` line replaced by
-    the table of every finding of the executed chapters (`pages.landing_table`)."""
+def landing_page(template: Path, notebooks: list[Path], primaries: dict[str, str]) -> str:
+    """The book's index page: `template` with its ``<!-- primaries -->`` line replaced by the
+    pre-registered primary claims (`primaries`: key -> what it decides) with their designs
+    and verdicts (`pages.primaries_table`), and its ``<!-- findings -->`` line by the table
+    of every finding of the executed chapters (`pages.landing_table`)."""
     blocks, titles = [], {}
     for notebook in notebooks:
         content = json.loads(notebook.read_text())
@@ -356,9 +361,26 @@ def landing_page(template: Path, notebooks: list[Path]) -> str:
                         for line in "".join(cell["source"]).splitlines() if line.startswith("# ")), notebook.stem)
         titles[notebook.stem] = heading.removeprefix("# ")
     text = template.read_text()
-    if FINDINGS_MARKER not in text:
-        raise ValueError(f"{template}: no {FINDINGS_MARKER} line to put the findings table on")
-    return text.replace(FINDINGS_MARKER, landing_table(blocks, titles))
+    for marker in (PRIMARIES_MARKER, FINDINGS_MARKER):
+        if marker not in text:
+            raise ValueError(f"{template}: no {marker} line to put its table on")
+    rows = controlled([finding for block in blocks for finding in block["findings"]])
+    return (text.replace(PRIMARIES_MARKER, primaries_table(primaries, rows))
+            .replace(FINDINGS_MARKER, landing_table(blocks, titles)))
+
+
+def primary_claims(config: Config) -> dict[str, str]:
+    """The primaries a config names (``primaries.claims``), each with what it decides, in
+    the config's values."""
+    chose, decide = config.lr_envelope.seeds, config.primaries.seeds
+    seeds = (f"each n's rate chosen on seeds {', '.join(map(str, chose))}, the claim decided on seeds "
+             f"{', '.join(map(str, decide))}")
+    reuse = config.data_reuse
+    texts = {"own-best-rate": f"n*(C) grows on {' and '.join(config.lr_envelope.sets) or 'no set'} with every n at "
+                              f"its own best learning rate ({seeds})",
+             "data-reuse": f"n*(C) grows on {reuse.problems} {reuse.set} problems reused to C/D "
+                           f"{reuse.budget / reuse.problems:g} ({seeds})"}
+    return {key: texts[key] for key in config.primaries.claims if key in PRIMARY_CLAIMS}
 
 
 def vendor_mathjax(folder: Path) -> Path | None:
@@ -417,7 +439,8 @@ def build_book(params: str, overrides: list[str], root: Path = ROOT) -> Path:
         sphinx.update({"html_extra_path": ["_extra"], "mathjax_path": "../mathjax/tex-mml-chtml.js"})
     (source / "_config.yml").write_text(yaml.safe_dump(book_config, sort_keys=False))
     write_findings(book, notebooks)
-    (source / "book" / "index.md").write_text(landing_page(root / "book" / "index.md", notebooks))
+    (source / "book" / "index.md").write_text(landing_page(root / "book" / "index.md", notebooks,
+                                                           primary_claims(config)))
     for chapter, notebook in zip(chapters(root), notebooks):
         if chapter not in skipped:
             add_run_box(notebook, Path(f"{chapter}.py"), parameters[Path(chapter).name], config.sweep.budget, root)

@@ -1,13 +1,13 @@
 """Two builds of the book, finding by finding: do their verdicts agree, and are their
 estimates of each claim's deciding contrast consistent with their intervals?
 
-    isobook compare outputs/book outputs/book-replicate
+    isobook compare outputs/book book/findings.json     # a build against the README's
 
 A row is consistent when the two estimates differ by less than the 95% interval of their
 difference, the two half-widths added in quadrature (the builds are independent: another
 seed of every run, or another base model). Opposite: one build reproduced a claim that the
-other resolved against. The LLM rows and the bandit rows are counted apart: a replicate
-draws its bandits anew from its shifted seed (`analysis.bandit.bandit_seed`), and rows
+other resolved against. The LLM rows and the bandit rows are counted apart: a rebuild on
+shifted seeds (``sweep.seed_shift``) draws its bandits anew (`analysis.bandit.bandit_seed`), and rows
 whose draws did not change (builds from before that) agree by construction and are
 flagged as not replicated.
 """

@@ -9,7 +9,7 @@ trains.
 `config` is the chapter's (`kernel.chapter_config`: the params file with the chapter's
 budget as ``sweep.budget``). What a chapter decides from results is not here: chapter 02's
 runs one rate step past a bracket's edge (at most ``lr_envelope.extensions`` rounds), and its
-data-reuse runs train at each n's chosen rate, counted here at the rule's.
+confirmatory and data-reuse runs train at each n's chosen rate, counted here at the rule's.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from isobook.analysis.envelope import envelope_runs, one_rate_changes
+from isobook.analysis.envelope import confirmatory_runs, envelope_runs, one_rate_changes
 from isobook.analysis.reuse import reuse_runs
 from isobook.book.seeds import reference_grid
 from isobook.config import Config
@@ -214,8 +214,10 @@ CHAPTER_RUNS: dict[str, Callable[[Config, float], list[Config]]] = {
 }
 SEEDLESS_CHAPTERS = ("00_introduction",)  # the chapters that state no seed-to-seed variance
 # The runs whose learning rate a chapter chooses from its results, here at the rule's rate:
-# chapter 02's data-reuse runs, at each n's best rate on the envelope.
-RATED_RUNS: dict[str, Callable[[Config], list[Config]]] = {"02_n_versus_m": lambda config: reuse_runs(config, {})}
+# chapter 02's confirmatory runs and data-reuse runs, at each n's best rate on the envelope.
+RATED_RUNS: dict[str, Callable[[Config], list[Config]]] = {
+    "02_n_versus_m": lambda config: [*(run for set_name in config.lr_envelope.sets
+                                       for run in confirmatory_runs(config, set_name, {})), *reuse_runs(config, {})]}
 
 
 def chapter_runs(name: str, config: Config, budget_share: float = 1.0) -> list[Config]:

@@ -43,7 +43,7 @@ def read_findings(book: Path) -> list[dict[str, Any]]:
     """The findings of the book built in `book`: its ``findings.json``, or, for a book built
     before it was written, its executed chapters (``notebooks/*.ipynb``). `book` may also
     name a findings file itself: a build's, or the README's snapshot (``book/findings.json``,
-    ``{"book": rows, "replicate": rows}``, whose ``book`` rows are read)."""
+    ``{"book": rows}``)."""
     path = book if book.is_file() else book / FILE
     if path.is_file():
         found = json.loads(path.read_text())

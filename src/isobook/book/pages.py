@@ -97,11 +97,11 @@ def note(text: str) -> Markdown:
 
 
 def scale(config: Config, budget: int | None = None) -> str:
-    """The scale a chapter measured at, in words: budget per run, validation, seeds."""
-    ev, sweep = config.evaluation, config.sweep
-    seeds = ", ".join(str(s) for s in sweep.seeds)
-    return (f"{budget or sweep.budget:,} rollouts per run; {ev.validation_problems} validation problems x "
-            f"{ev.samples} samples; seed{'s' if len(sweep.seeds) > 1 else ''} {seeds}")
+    """The scale a chapter measured at, in words: budget per run and validation (each
+    finding's interval states the seeds it stands on)."""
+    ev = config.evaluation
+    return f"{budget or config.sweep.budget:,} rollouts per run; {ev.validation_problems} validation problems x " \
+        f"{ev.samples} samples"
 
 
 def design_note(seeds_used: str, resolvable: float, seeds: SeedVariance | None) -> Markdown:
@@ -169,8 +169,9 @@ def findings_of_notebook(notebook: dict[str, Any]) -> list[dict[str, Any]]:
 def landing_table(blocks: Sequence[dict[str, Any]], titles: dict[str, str]) -> str:
     """The landing page's HTML table: every finding of every chapter under a row naming
     the chapter (a link) and the scale it measured at, verdicts coloured, each LLM
-    finding's verdict under Holm's control beside it (`holm_cell`); then the
-    tallies, LLM and bandit rows apart, and the verdicts Holm's procedure changes.
+    primary's verdict under Holm's control beside it and every other row marked
+    exploratory (`holm_cell`); then the tallies, LLM and bandit rows apart, and the
+    verdicts Holm's procedure changes.
     `titles`: chapter file name (no suffix) -> its title."""
     cell = f'style="{CELL_PADDING}"'
     rows = []
@@ -192,17 +193,20 @@ def landing_table(blocks: Sequence[dict[str, Any]], titles: dict[str, str]) -> s
                         f"<td style=\"{CELL_PADDING}; {style}\">{html.escape(shown)}</td>"
                         f"<td {cell}><small>{html.escape(finding['uncertainty'])}</small></td></tr>")
     return (f'<table class="isobook-findings" style="font-size: 0.9em">\n<thead><tr><th {cell}>the paper\'s claim'
-            f"</th><th {cell}>our numbers</th><th {cell}>verdict</th><th {cell}>under Holm</th><th {cell}>what "
+            f"</th><th {cell}>our numbers</th><th {cell}>verdict</th><th {cell}>under Holm (primaries)</th>"
+            f"<th {cell}>what "
             "decided it (95% intervals)</th></tr></thead>\n<tbody>\n" + "\n".join(rows)
             + "\n</tbody>\n</table>\n\n" + tally_text(measured) + "\n")
 
 
 def holm_cell(row: dict[str, Any]) -> str:
-    """What Holm's procedure makes of a `multiplicity.controlled` row: ``-`` (no test),
-    ``holds`` (the same verdict) or the verdict it turns into."""
-    if row.get("holm p") is None:
-        return "-"
-    return "holds" if row["holm verdict"] == row["verdict"] else row["holm verdict"]
+    """What a `multiplicity.controlled` row reads under Holm's procedure: a primary's verdict
+    there (its own where Holm leaves it, ``unresolved`` where it does not hold; an
+    unresolved primary stays unresolved, which confirms nothing), ``exploratory`` for every
+    other row (outside the family), ``-`` for a primary decided without a test."""
+    if row.get("primary") is None:
+        return "exploratory"
+    return "-" if row.get("holm p") is None else row["holm verdict"]
 
 
 def tally(rows: Sequence[dict[str, Any]], column: str = "verdict") -> str:
@@ -212,16 +216,58 @@ def tally(rows: Sequence[dict[str, Any]], column: str = "verdict") -> str:
 
 
 def tally_text(rows: Sequence[dict[str, Any]]) -> str:
-    """The findings counted, LLM and bandit rows apart, and what Holm's procedure changes
-    (`rows`: `multiplicity.controlled` rows of a whole build)."""
+    """The findings counted, LLM and bandit rows apart, and the primaries under Holm's
+    procedure (`rows`: `multiplicity.controlled` rows of a whole build)."""
     llm = [row for row in rows if row.get("family", LLM) == LLM]
     bandit = [row for row in rows if row.get("family", LLM) == BANDIT]
-    tested = [row for row in llm if row["holm p"] is not None]
+    primaries = [row for row in rows if row.get("primary") is not None]
     moved = changed(rows)
     listed = "; ".join(f"{row['claim']} ({row['verdict']})" for row in moved)
+    if primaries:
+        family = (f"Holm's procedure over the {len(primaries)} primary finding{'s' if len(primaries) != 1 else ''} "
+                  f"keeps the chance of any wrongly resolved primary verdict at 5%; under it they read: "
+                  f"{tally(primaries, 'holm verdict')}"
+                  + (f". It turns {len(moved)} into unresolved: {listed}." if moved else "."))
+    else:
+        family = "No finding is primary in this build, so no verdict is under Holm's control."
     return (f"{len(rows)} findings. On the LLM, {len(llm)}: {tally(llm)}. On the bandits, {len(bandit)}: "
-            f"{tally(bandit)}. Each verdict stands on its own 95% interval; across the {len(tested)} LLM findings "
-            f"decided by a test, {METHOD.capitalize()}'s procedure keeps the chance of any wrongly resolved verdict "
-            f"at 5%, and under it the LLM findings read: {tally(tested, 'holm verdict')}"
-            + (f". It turns {len(moved)} verdict{'s' if len(moved) != 1 else ''} into unresolved: {listed}."
-               if moved else ". It changes no verdict."))
+            f"{tally(bandit)}. {family} Every other finding is exploratory: it stands on its own 95% interval.")
+
+
+def primaries_table(claims: dict[str, str], rows: Sequence[dict[str, Any]]) -> str:
+    """The landing page's primaries, named before any result: each pre-registered claim
+    (`claims`: key -> what it decides, in ``primaries.claims``'s order), the design that
+    decides it (smallest effect worth knowing, confirmatory seeds, problems, the power the
+    design was sized for and the power it had on this build's own variances), its verdict
+    and its verdict under Holm's procedure over the primaries. `rows`:
+    `multiplicity.controlled` rows; a claim no executed chapter decided reads "not run"."""
+    cell = f'style="{CELL_PADDING}"'
+    decided = {row["primary"]: row for row in rows if row.get("primary") is not None}
+    lines = []
+    for key, text in claims.items():
+        row = decided.get(key)
+        if row is None:
+            lines.append(f"<tr><td {cell}><strong>{html.escape(key)}</strong>: {html.escape(text)}</td>"
+                         f'<td colspan="6" {cell}>not run in this build</td></tr>')
+            continue
+        design = row.get("power") or {}
+
+        def shown(name: str, form: str) -> str:
+            value = design.get(name)
+            return "-" if value is None or value != value else format(value, form)
+
+        interval = "-" if "deciding" not in row else "{:+.3f} [{:+.3f}, {:+.3f}]".format(*row["deciding"])
+        under = holm_cell(row)
+        lines.append(
+            f"<tr><td {cell}><strong>{html.escape(key)}</strong>: {html.escape(text)}</td>"
+            f"<td {cell}>{shown('effect', 'g')} {html.escape(str(design.get('unit', '')))}</td>"
+            f"<td {cell}>{shown('seeds', '.0f')} x {shown('problems', '.0f')}</td>"
+            f"<td {cell}>{shown('design power', '.2f')} / {shown('achieved power', '.2f')}</td>"
+            f"<td style=\"{CELL_PADDING}; {verdict_style(row['verdict'])}\">{html.escape(row['verdict'])}</td>"
+            f"<td style=\"{CELL_PADDING}; {verdict_style(under) if under in set(Verdict) else ''}\">"
+            f"{html.escape(under)}</td><td {cell}><small>{html.escape(interval)}</small></td></tr>")
+    return (f'<table class="isobook-primaries" style="font-size: 0.9em">\n<thead><tr><th {cell}>primary claim</th>'
+            f"<th {cell}>smallest effect worth knowing</th><th {cell}>confirmatory seeds x problems</th>"
+            f"<th {cell}>power: design / achieved</th><th {cell}>verdict</th><th {cell}>under Holm (primaries)"
+            f"</th><th {cell}>deciding contrast (95%)</th></tr></thead>\n<tbody>\n" + "\n".join(lines)
+            + "\n</tbody>\n</table>\n")

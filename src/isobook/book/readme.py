@@ -1,12 +1,14 @@
-"""The README's findings, generated from built books, never copied by hand.
+"""The README's findings, generated from a built book, never copied by hand.
 
-    isobook readme outputs/book --replicate outputs/book-replicate
+    isobook readme outputs/book
 
-writes the two builds' findings (`findings_file`) to ``book/findings.json`` and the
-README's findings block (between `START` and `END`) from it: the counts, LLM and bandit
-rows apart, the verdicts under Holm's control, the headline findings (those the chapters
-mark with `verdicts.headline`) and the replicate's agreement. `tests/test_readme.py` checks
-that the README's block is what `render` makes of ``book/findings.json``.
+writes the build's findings (`findings_file`) to ``book/findings.json`` and the README's
+findings block (between `START` and `END`) from it: the counts, LLM and bandit rows apart,
+the primary claims first with their design and their verdicts under Holm's control, then
+the other headline findings (those the chapters mark with `verdicts.headline`), exploratory.
+`tests/test_readme.py` checks that the README's block is what `render` makes of
+``book/findings.json``; `isobook compare outputs/book book/findings.json` sets a build of
+one's own beside it.
 """
 
 from __future__ import annotations
@@ -17,20 +19,17 @@ from typing import Any
 
 from isobook.analysis.findings.multiplicity import METHOD, changed
 from isobook.analysis.findings.verdicts import BANDIT, LLM
-from isobook.book.compare import compare_findings, summary
 from isobook.book.findings_file import read_findings
-from isobook.book.kernel import ROOT
 from isobook.book.pages import holm_cell, tally
 from isobook.store.errors import StoreError
 
 START = "<!-- findings: written by `isobook readme` from book/findings.json; do not edit by hand -->"
 END = "<!-- end of findings -->"
-SNAPSHOT = ROOT / "book" / "findings.json"
 
 
-def snapshot(book: Path, replicate: Path | None = None) -> dict[str, Any]:
-    """The findings of the book built in `book` and, where given, of its `replicate`."""
-    return {"book": read_findings(book), "replicate": read_findings(replicate) if replicate else None}
+def snapshot(book: Path) -> dict[str, Any]:
+    """The findings of the book built in `book`, as ``book/findings.json`` keeps them."""
+    return {"book": read_findings(book)}
 
 
 def _interval(row: dict[str, Any]) -> str:
@@ -44,30 +43,40 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("*", "\\*")
 
 
+def _seeds(row: dict[str, Any]) -> str:
+    """The training seeds a headline row stands on: a primary's confirmatory seeds, else the
+    count its interval states (``95% over 2 seeds x ...``)."""
+    count = (row.get("power") or {}).get("seeds")
+    if count is not None and count == count:
+        return f"{count:.0f} confirmatory"
+    found = row["uncertainty"].rsplit("95% over ", 1)
+    return found[1].split(" seed")[0] if len(found) == 2 else "-"
+
+
 def render(findings: dict[str, Any]) -> str:
     """The README's findings block (Markdown, without the markers) from a `snapshot`."""
     rows = findings["book"]
     llm = [row for row in rows if row.get("family", LLM) == LLM]
     bandit = [row for row in rows if row.get("family", LLM) == BANDIT]
-    tested = [row for row in llm if row.get("holm p") is not None]
+    primaries = [row for row in rows if row.get("primary") is not None]
     moved = changed(rows)
     scale = next((row["scale"] for row in rows if row["chapter"].startswith("02")), rows[0]["scale"] if rows else "")
+    if primaries:
+        family = (f"{METHOD.capitalize()}'s procedure over the {len(primaries)} primary claims, named before any run "
+                  "and decided on seeds that chose no learning rate, holds the chance of any wrongly resolved "
+                  f"primary verdict at 5% and {f'turns {len(moved)} into unresolved' if moved else 'changes none'}; "
+                  "every other row is exploratory: its verdict stands on its own 95% interval.")
+    else:
+        family = ("No claim of this build is primary, so every row is exploratory: its verdict stands on its own 95% "
+                  "interval.")
     lines = [f"The default book (`params/cpu.yaml`, {scale}) has {len(rows)} findings. On the LLM, {len(llm)}: "
-             f"{tally(llm)}. On the bandits, {len(bandit)}: {tally(bandit)}. Each verdict stands on its own 95% "
-             f"interval; over the {len(tested)} LLM findings decided by a test, {METHOD.capitalize()}'s procedure "
-             "(the chance of any wrongly resolved verdict held at 5%) "
-             + (f"turns {len(moved)} into unresolved." if moved else "changes none."), "",
-             "| claim | chapter | our numbers | verdict | under Holm | deciding contrast (95%) |",
-             "| --- | --- | --- | --- | --- | --- |"]
-    for row in rows:
-        if row.get("headline"):
-            lines.append(f"| {_cell(row['claim'])} | {row['chapter'][:2]} | {_cell(row['measured'])} | "
-                         f"**{row['verdict']}** | {holm_cell(row)} | {_interval(row)} |")
-    if findings.get("replicate"):
-        comparison = compare_findings(rows, findings["replicate"])
-        lines += ["", "Rebuilt as an independent replicate (`params/replicate.yaml`: every training seed and the "
-                  "bandits' draws shifted, the same base models and sets): "
-                  + "; ".join(summary(comparison).splitlines()) + "."]
+             f"{tally(llm)}. On the bandits, {len(bandit)}: {tally(bandit)}. {family}", "",
+             "| claim | chapter | seeds | our numbers | verdict | under Holm (primaries) | deciding contrast (95%) |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    shown = primaries + [row for row in rows if row.get("headline") and row.get("primary") is None]
+    for row in shown:
+        lines.append(f"| {_cell(row['claim'])} | {row['chapter'][:2]} | {_seeds(row)} | {_cell(row['measured'])} | "
+                     f"**{row['verdict']}** | {holm_cell(row)} | {_interval(row)} |")
     return "\n".join(lines)
 
 

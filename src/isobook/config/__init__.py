@@ -8,7 +8,8 @@ value out of range raises `ConfigError` naming the field and what it allows.
     fields.py      `option`, `build` and the shared checks (the validation machinery)
     pipeline.py    model, task (chain / math_file), base_model, sampling, sets, train,
                    recipe, evaluation, sweep, book, system
-    studies.py     lr_envelope and data_reuse (chapter 02), bandit and interference (chapters 04
+    studies.py     lr_envelope and data_reuse (chapter 02), primaries (the book's pre-registered
+                   claims and their confirmatory seeds), bandit and interference (chapters 04
                    and 08), second_model and baseline (chapter 07), misconceptions (chapter 08)
     loading.py     `Config` (all sections and the checks across them), `load_config`, overrides
     describing.py  `describe`: a config as a commented params file
@@ -44,13 +45,15 @@ from isobook.config.studies import (
     InterferenceConfig,
     LrEnvelopeConfig,
     MisconceptionsConfig,
+    PrimariesConfig,
     SecondModelConfig,
 )
 
 __all__ = [
     "ADVANTAGE_ESTIMATORS", "BINNED_SETS", "REGULARISED_SETS", "SINGLE_SETS", "BanditConfig", "BaseModelConfig",
     "BaselineConfig", "BookConfig", "ChainTaskConfig", "Config", "ConfigError", "DataReuseConfig",
-    "EvaluationConfig", "InterferenceConfig", "LrEnvelopeConfig", "MathFileTaskConfig", "MisconceptionsConfig", "ModelConfig", "RecipeConfig",
+    "EvaluationConfig", "InterferenceConfig", "LrEnvelopeConfig", "MathFileTaskConfig", "MisconceptionsConfig", "ModelConfig",
+    "PrimariesConfig", "RecipeConfig",
     "SamplingConfig", "SecondModelConfig", "SetsConfig", "SweepConfig", "SystemConfig", "TaskConfig", "TrainConfig",
     "describe", "load_config", "regularised", "with_overrides",
 ]

@@ -71,6 +71,7 @@ REPLACED_FIELDS = {
        ("min_ops", "max_ops", "min_carries", "max_carries", "max_value", "slip_carry", "slip_plain", "conflict")},
     **{f"task.{name}": f"task.math_file.{name}" for name in
        ("path", "question_field", "answer_field", "prompt_template", "chat_template", "instruction")},
+    "data_reuse.seeds": "primaries.seeds (the data-reuse grid trains on the confirmatory seeds)",
     "interference.conflict": "nothing (the book runs no dialect arm; task.chain.conflict sets the task's own)",
     **{f"second_model.{name}": f"second_model.model.{name}" for name in
        ("source", "architecture", "hidden_size", "num_layers", "num_heads", "num_kv_heads", "intermediate_size")},

@@ -30,6 +30,7 @@ class Config:
     sweep: pipeline.SweepConfig = field(default_factory=pipeline.SweepConfig)
     lr_envelope: studies.LrEnvelopeConfig = field(default_factory=studies.LrEnvelopeConfig)
     data_reuse: studies.DataReuseConfig = field(default_factory=studies.DataReuseConfig)
+    primaries: studies.PrimariesConfig = field(default_factory=studies.PrimariesConfig)
     bandit: studies.BanditConfig = field(default_factory=studies.BanditConfig)
     interference: studies.InterferenceConfig = field(default_factory=studies.InterferenceConfig)
     second_model: studies.SecondModelConfig = field(default_factory=studies.SecondModelConfig)
@@ -48,6 +49,11 @@ class Config:
             unknown = [name for name in chosen if name not in names]
             if unknown:
                 raise ConfigError(f"{where}: {unknown[0]!r} is not a problem set; allowed: {', '.join(names)}")
+
+        chose = sorted(set(self.primaries.seeds) & set(self.lr_envelope.seeds)) if self.lr_envelope.sets else []
+        if chose:
+            raise ConfigError(f"primaries.seeds: {chose} also choose the learning rates (lr_envelope.seeds); allowed: "
+                              f"confirmatory seeds none of {list(self.lr_envelope.seeds)}")
 
         second = self.second_model.model.max_positions
         if second not in (self.model.max_positions, pipeline.ModelConfig().max_positions):

@@ -339,7 +339,7 @@ class SweepConfig(Section):
     seeds: tuple[int, ...] = option((0,), "train.seed values")
     seed_shift: int = option(0, "added to the seed of every run the sweeps and the book train (sweep, "
                              "interference, baseline and misconceptions seeds) and of the book's bandit draws: "
-                             "a replicate on the same base models and sets (params/replicate.yaml)", low=0)
+                             "a rebuild on other seeds, on the same base models and sets", low=0)
     executor: str = option("local", "where runs execute: local, ray", choices=("local", "ray"))
     workers: int | None = option(None, "local: runs at a time; null: as many as this machine's CPUs hold at "
                                  "threads_per_worker each (one where runs go to a CUDA GPU)", low=1)

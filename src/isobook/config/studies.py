@@ -1,4 +1,5 @@
-"""The studies' sections: chapter 02's learning-rate envelope and data-reuse grid, the bandits and the
+"""The studies' sections: chapter 02's learning-rate envelope and data-reuse grid, the book's primary claims,
+the bandits and the
 interference runs (chapters 04 and 08), chapter 07's second model and baselines, chapter 08's
 misconception task."""
 
@@ -16,8 +17,9 @@ class LrEnvelopeConfig(Section):
     """Chapter 02's learning-rate envelope (`isobook.analysis.envelope`): every n of the sweep at
     its first B_p, on each set in `sets`, trained at the sqrt(B) rule's peak rate times each
     of `multipliers` (and at the largest n's rate, chapter 08's one-rate arm), once per seed
-    of `seeds`. A bracket whose best multiplier at the budget sits at its edge is extended by
-    a factor 2 beyond it, at most `extensions` times. No `sets`: no envelope, every n at the
+    of `seeds`, to `choose_at` rollouts (the chapter's budget by default), where each n's rate
+    is chosen. A bracket whose best multiplier there sits at its edge is extended by a factor
+    2 beyond it, at most `extensions` times. No `sets`: no envelope, every n at the
     rule's rate only (chapter 02 says so where the envelope would be)."""
 
     PATH: ClassVar[str] = "lr_envelope"
@@ -27,9 +29,16 @@ class LrEnvelopeConfig(Section):
     extensions: int = option(1, "factor-2 steps a bracket may grow by while its best rate sits at an edge",
                              low=0, high=4)
     sets: tuple[str, ...] = option(("hard",), "problem sets whose n-grid is tuned per n (none: no envelope)")
-    seeds: tuple[int, ...] = option((0, 1), "seeds of every run of the envelope (at least two)")
+    seeds: tuple[int, ...] = option((0, 1), "seeds of every run of the envelope (at least two): the selection "
+                                    "seeds, on which each n's rate is chosen")
+    choose_at: int | None = option(None, "rollouts at which each n's rate is chosen and to which the envelope's runs "
+                                   "train (a power of two; null: the chapter's budget). A longer book that keeps the "
+                                   "default's choice extends its confirmatory runs rather than starting new ones",
+                                   low=1)
 
     def check(self) -> None:
+        if self.choose_at is not None:
+            needs_powers_of_two("choose_at", self.choose_at)
         if len(self.multipliers) < 2 or min(self.multipliers) <= 0 or 1.0 not in self.multipliers:
             raise ConfigError(f"multipliers: needs two or more positive multiples, 1 among them (the rule's own "
                               f"rate), got {list(self.multipliers)}")
@@ -41,19 +50,63 @@ class DataReuseConfig(Section):
     """Chapter 02's data-reuse grid (`isobook.analysis.reuse`): every n of the sweep at its first
     B_p on the first `problems` training problems of `set`, each n at the learning rate the
     envelope chose for it at the sweep's budget (the rule's rate where `set` is not among
-    ``lr_envelope.sets``), to `budget` rollouts (C/D = budget /
-    problems), once per seed of `seeds`."""
+    ``lr_envelope.sets``), to `budget` rollouts (C/D = budget / problems), once per
+    confirmatory seed (``primaries.seeds``)."""
 
     PATH: ClassVar[str] = "data_reuse"
 
     set: str = option("hard", "the problem set whose first training problems are reused")
     problems: int = option(32, "training problems D (train.data_size of every run)", low=1)
     budget: int = option(4096, "rollouts per run (a power of two)", low=1)
-    seeds: tuple[int, ...] = option((0, 1), "seeds of every run of the grid (at least two)")
 
     def check(self) -> None:
         needs_powers_of_two("budget", self.budget)
+
+
+# The primary claims a book can pre-register, by key: what each decides (chapter 02 states them).
+PRIMARY_CLAIMS = {
+    "own-best-rate": "n*(C) grows on each set of lr_envelope.sets, every n at its own best learning rate "
+                     "(chosen on lr_envelope.seeds, reported on primaries.seeds)",
+    "data-reuse": "n*(C) grows on data_reuse.problems problems of data_reuse.set reused to C/D = "
+                  "data_reuse.budget / data_reuse.problems (rates as for own-best-rate)",
+}
+MAX_PRIMARIES = 6
+
+
+@dataclass(frozen=True)
+class PrimariesConfig(Section):
+    """The book's primary claims, named before any result (the landing page lists them
+    first): Holm's procedure controls the chance of any wrongly resolved verdict over these
+    alone, and every other finding is exploratory (its estimate and interval, outside the
+    family). Their runs train on the confirmatory `seeds`, none of which chose a learning
+    rate (the envelope's selection seeds, ``lr_envelope.seeds``), so no selection luck
+    enters a primary interval; the data-reuse grid trains on them too. The design is sized
+    so that each primary resolves its smallest effect worth knowing (`trend_effect` for a
+    trend, `level_effect` for a level, in pass rate) with probability `power`
+    (`isobook.analysis.findings.power`); the book states the power it had."""
+
+    PATH: ClassVar[str] = "primaries"
+
+    claims: tuple[str, ...] = option(tuple(PRIMARY_CLAIMS), "the primary claims (at most six): "
+                                     + "; ".join(f"{key}: {text}" for key, text in PRIMARY_CLAIMS.items()))
+    seeds: tuple[int, ...] = option(tuple(range(10, 18)), "confirmatory seeds of the primaries' runs and the "
+                                    "data-reuse grid (none of lr_envelope.seeds)")
+    trend_effect: float = option(0.03, "smallest effect worth knowing on a trend: pass rate per doubling of C "
+                                 "(on the logit scale at the grid's mean pass rate)", low=0.0)
+    level_effect: float = option(0.05, "smallest effect worth knowing on a level: pass rate", low=0.0)
+    power: float = option(0.8, "the chance the design gives each primary to resolve its smallest effect",
+                          low=0.5, high=0.99)
+
+    def check(self) -> None:
+        unknown = [key for key in self.claims if key not in PRIMARY_CLAIMS]
+        if unknown:
+            raise ConfigError(f"claims: {unknown[0]!r} is not a primary claim; allowed: {', '.join(PRIMARY_CLAIMS)}")
+        if len(self.claims) > MAX_PRIMARIES or len(set(self.claims)) != len(self.claims):
+            raise ConfigError(f"claims: at most {MAX_PRIMARIES} distinct claims, got {list(self.claims)}")
         needs_distinct_seeds("seeds", self.seeds)
+        for name in ("trend_effect", "level_effect"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{name}: must be > 0, got {getattr(self, name)}")
 
 
 @dataclass(frozen=True)

@@ -321,7 +321,14 @@ def every_n_advantage(scores: pd.DataFrame, level: str = "n", problems: str = VA
     return Contrast.of(scores, weights, problems)
 
 
-def _trend(contrasts: Mapping[float, Contrast]) -> tuple[Contrast, Contrast, float]:
+def growth_advantages(by_budget: Mapping[float, pd.DataFrame], level: str = "n") -> dict[float, Contrast]:
+    """The every-n advantage on the logit scale at each budget of `by_budget`
+    (`scores_by_budget`) that has two values of `level` on a shared seed: S(C) of `n_star_grows`."""
+    found = {budget: every_n_advantage(logit_scores(scores), level) for budget, scores in by_budget.items()}
+    return {budget: contrast for budget, contrast in found.items() if contrast is not None and contrast.seeds}
+
+
+def growth_trend(contrasts: Mapping[float, Contrast]) -> tuple[Contrast, Contrast, float]:
     """The least-squares line of `contrasts` over log2 of their budgets: (its slope per
     doubling, its level at the mean log2 budget, that mean)."""
     budgets = sorted(contrasts)
@@ -364,14 +371,13 @@ def n_star_grows(by_budget: Mapping[float, pd.DataFrame], claim: str, seeds: See
       but a T equivalent to zero where S is resolved positive at both ends (n* above the
       smallest n throughout: the grid cannot show it move) stays unresolved;
     * else unresolved."""
-    advantages = {budget: every_n_advantage(logit_scores(scores), level) for budget, scores in by_budget.items()}
-    advantages = {budget: s for budget, s in advantages.items() if s is not None and s.seeds}
+    advantages = growth_advantages(by_budget, level)
     if len(advantages) < 2:
         return not_measured(claim, f"needs at least two values of {level} at two budgets")
     budgets = sorted(advantages)
     doublings = float(np.log2(budgets[-1]) - np.log2(budgets[0]))
     margin = logit_margin(by_budget[budgets[-1]])
-    slope, centre, mean_x = _trend(advantages)
+    slope, centre, mean_x = growth_trend(advantages)
     trend, trend_decision = _decide(slope, seeds, margin=margin / doublings)
     final, final_decision = _decide(advantages[budgets[-1]], seeds, margin=margin)
     first = advantages[budgets[0]].interval(seeds)

@@ -24,11 +24,14 @@ stated power is met within Monte Carlo error.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
+from isobook.analysis.findings.claims import growth_advantages, growth_trend, logit_margin
 from isobook.analysis.findings.seed_variance import CONFIDENCE, SeedVariance
 from isobook.analysis.findings.statistics import Contrast
 
@@ -139,3 +142,32 @@ def seeds_needed(components: VarianceComponents, effect: float, problems: int, p
         if power(components, effect, seeds, problems, pool) >= target:
             return seeds
     return None
+
+
+def growth_design(selection: Mapping[float, pd.DataFrame], confirmed: Mapping[float, pd.DataFrame],
+                  trend_effect: float, pool: SeedVariance | None, target: float = TARGET_POWER) -> dict[str, float]:
+    """The design of a primary "n* grows" claim (`claims.n_star_grows`, decided by the trend
+    of the every-n advantage on the logit scale): `trend_effect` (pass rate per doubling of
+    C) on the logit scale at the confirmed runs' mean pass rate at their largest budget; the
+    power the confirmatory seeds had by the variances of `selection` (the same arms on the
+    selection seeds: the design, before the confirmatory runs are read) and by their own
+    (achieved); the seeds the design needed. Both: `scores_by_budget` of the arms. Entries
+    NaN where a side has too few budgets."""
+    found = {"effect": trend_effect, "unit": "pass rate per doubling of C", "seeds": float("nan"),
+             "problems": float("nan"), "design power": float("nan"), "achieved power": float("nan"),
+             "seeds needed": float("nan")}
+    confirmed_advantages = growth_advantages(confirmed)
+    if len(confirmed_advantages) < 2:
+        return found
+    trend, _, _ = growth_trend(confirmed_advantages)
+    seeds, problems = len(trend.seeds), trend.problems
+    effect = logit_margin(confirmed[max(confirmed_advantages)], trend_effect)
+    found.update({"effect (logit)": effect, "seeds": float(seeds), "problems": float(problems),
+                  "achieved power": power(VarianceComponents.of(trend, pool), effect, seeds, problems, pool)})
+    selection_advantages = growth_advantages(selection)
+    if len(selection_advantages) >= 2:
+        design = VarianceComponents.of(growth_trend(selection_advantages)[0], pool)
+        needed = seeds_needed(design, effect, problems, pool, target)
+        found.update({"design power": power(design, effect, seeds, problems, pool),
+                      "seeds needed": float("nan") if needed is None else float(needed)})
+    return found

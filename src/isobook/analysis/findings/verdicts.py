@@ -89,6 +89,8 @@ class Finding:
     p_value: float | None = None  # of the test the verdict rests on (`Decision`)
     family: str = LLM  # LLM runs or bandits (`LLM`, `BANDIT`)
     headline: bool = False  # one of the book's headline findings (the README's table, `headline`)
+    primary: str | None = None  # the key of the pre-registered primary claim it decides (`primary`); else exploratory
+    power: dict[str, float] | None = None  # a primary's design: effect, seeds, problems, power (`power.design_row`)
 
     @classmethod
     def decided(cls, claim: str, measured: str, decision: Decision, uncertainty: str,
@@ -104,12 +106,24 @@ class Finding:
             row["p"] = self.p_value
         if self.headline:
             row["headline"] = True
+        if self.primary is not None:
+            row["primary"] = self.primary
+        if self.power is not None:
+            row["power"] = dict(self.power)
         return row
 
 
 def headline(finding: Finding) -> Finding:
     """`finding` marked as one of the book's headline findings: the README's table lists them."""
     return replace(finding, headline=True)
+
+
+def primary(finding: Finding, key: str, claims: Sequence[str], power: dict[str, float] | None = None) -> Finding:
+    """`finding` as the pre-registered primary claim `key` where `claims` (``primaries.claims``)
+    names it, with its design's `power`; else as a headline finding, exploratory like every
+    finding that is not a primary."""
+    marked = headline(finding)
+    return replace(marked, primary=key, power=power) if key in claims else marked
 
 
 def not_measured(claim: str, what: str, family: str = LLM) -> Finding:
