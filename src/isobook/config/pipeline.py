@@ -358,6 +358,12 @@ class SweepConfig(Section):
                               f"{smallest}); allowed: >= {smallest}")
 
 
+# The default book's chapters: 07 (a second base model, the decoupled baseline) and 08 (what makes
+# n* grow) run in params/cpu-long.yaml, so that the primaries' confirmatory seeds fit make main's hour.
+DEFAULT_CHAPTERS = ("00_introduction", "01_recipe", "02_n_versus_m", "03_bp_versus_n", "04_interference", "05_data",
+                    "06_playbook")
+
+
 @dataclass(frozen=True)
 class BookConfig(Section):
     """How `isobook book` executes the chapters. `budgets` gives chosen chapters rollouts per
@@ -373,8 +379,9 @@ class BookConfig(Section):
     chapters_at_once: int | None = option(None, "chapters executed at once, each with its own sweep workers "
                                           "(sweep.workers, so two chapters may start twice the runs the CPUs "
                                           "hold); null: 2 on the CPU, 1 where runs go to a CUDA GPU", low=1)
-    chapters: tuple[str, ...] | None = option(None, "the chapters executed (file names in book/ without .py); "
-                                              "each other one is a page with its title and one line; null: all")
+    chapters: tuple[str, ...] | None = option(DEFAULT_CHAPTERS, "the chapters executed (file names in book/ without "
+                                              ".py); each other one is a page with its title and one line; null: "
+                                              "all")
 
     def check(self) -> None:
         for chapter, rollouts in self.budgets.items():
