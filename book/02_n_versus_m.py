@@ -43,8 +43,8 @@
 # best learning rate, and it grows when a small training set is reused. Each $n$'s rate is
 # chosen on the envelope's selection seeds (`lr_envelope.seeds`); the primaries are decided
 # on runs at those rates on other seeds (`primaries.seeds`), sized to resolve a trend of
-# `primaries.trend_effect` per doubling with 80% power. The power table under the findings
-# states the power the design had.
+# `primaries.trend_effect` per doubling with `primaries.power` (80%) under Holm's control.
+# The power table under the findings states the power the design had.
 #
 # **Two rules this grid leans on, and the runs that test them.** Every $n$ here trains at
 # the $\sqrt{B}$ rule's learning rate from chapter 01's anchor (tuned on easy, at one batch):
@@ -116,7 +116,8 @@ for _ in range(config.lr_envelope.extensions):  # a bracket whose best rate sits
     outcomes.append(run_configs([run for runs in grown.values() for run in runs], config, show_progress=False))
     tuned = {s: tuned[s] + grown[s] for s in tuned}
 rates = {set_name: rate_counts(runs, config) for set_name, runs in tuned.items()}
-envelopes = {set_name: lr_envelope(table_, avg, budgets) for set_name, table_ in rates.items()}
+selection_budgets = [b for b in budgets if b <= selection_budget(config)]  # where the envelope's runs stop
+envelopes = {set_name: lr_envelope(table_, avg, selection_budgets) for set_name, table_ in rates.items()}
 # Each n's rate, chosen on the selection seeds (every problem) at the budget; the primaries read it on other seeds.
 chosen = {set_name: envelope_rates(envelope, selection_budget(config)) for set_name, envelope in envelopes.items()}
 confirmed = {set_name: confirmatory_runs(config, set_name, chosen[set_name]) for set_name in envelopes}
@@ -126,14 +127,19 @@ outcomes.append(run_configs([*(run for runs in confirmed.values() for run in run
                             show_progress=False))
 confirmed_scores = {set_name: scores_by_budget(rate_counts(runs, config), ["n"], avg, budgets)
                     for set_name, runs in confirmed.items()}
-selected_scores = {set_name: scores_by_budget(pd.concat([table_[(table_["n"] == n) & (table_["multiplier"] == m)]
-                                                         for n, m in chosen[set_name].items()]), ["n"], avg, budgets)
-                   for set_name, table_ in rates.items()}  # the selection seeds at the chosen rates: the design's
+# The selection seeds at the chosen rates: the design a primary's power is read from before its own runs.
+selected_scores = {set_name: scores_by_budget(table_[[chosen[set_name].get(n) == m for n, m in
+                                                      zip(table_["n"], table_["multiplier"])]], ["n"], avg,
+                                              selection_budgets) for set_name, table_ in rates.items()}
 reuse_counts = rate_counts(reused, config)
 points = mean_over_seeds(run_points(sweep_configs(grid), config.evaluation.k))  # curves and fits: mean of seeds
 counts = run_counts(sweep_configs(grid), "validation")
 reuse_scores = scores_by_budget(reuse_counts, ["n"], avg, reuse_budgets)
-seeds = book_seed_variance(config, avg, grid_seed_variance(reuse_scores, "chapter 02's data-reuse grid"))
+# The pool: the grid and the envelope's selection seeds, none of the primaries' own runs (a pool independent of them).
+seeds = book_seed_variance(config, avg, *(grid_seed_variance(scores_by_budget(table_, ["n", "multiplier"], avg,
+                                                                              selection_budgets),
+                                                             f"chapter 02's envelope on {set_name}")
+                                          for set_name, table_ in rates.items()))
 runs_note(pd.concat(outcomes, ignore_index=True))
 
 # %% [markdown]
@@ -256,8 +262,8 @@ for set_name, table_ in rates.items():
     one_rate = np.isclose(table_["lr"], rule_peak(config, largest_batch), rtol=1e-9)
     arms[set_name] = {"own best, confirmatory seeds": confirmed_scores[set_name],
                       "own best, selection seeds": envelopes[set_name].scores,
-                      "sqrt rule": scores_by_budget(table_[table_["multiplier"] == 1.0], ["n"], avg, budgets),
-                      "one rate": scores_by_budget(table_[one_rate], ["n"], avg, budgets)}
+                      "sqrt rule": scores_by_budget(table_[table_["multiplier"] == 1.0], ["n"], avg, selection_budgets),
+                      "one rate": scores_by_budget(table_[one_rate], ["n"], avg, selection_budgets)}
 envelope_optima = {(set_name, arm): n_star_table(by_budget, ["n"], seeds, problems[set_name], largest_batch)
                    for set_name, by_arm in arms.items() for arm, by_budget in by_arm.items()}
 if envelope_optima:
@@ -297,16 +303,19 @@ table(reuse_optima[["rollouts", "C/D", "updates", "n", "score", "within noise", 
 # %%
 findings = [headline(n_star_grows(scores_by_budget(counts[counts["set"] == s], ["n"], avg, budgets),
                                   f"{s}: n* grows with C (Fig. 5-6)", seeds)) for s in optima]
-claims, trend_effect = config.primaries.claims, config.primaries.trend_effect
+claims = config.primaries.claims
+# Power at what Holm's first step asks over the primaries (so at least the power under Holm).
+sizing = {"trend_effect": config.primaries.trend_effect, "pool": seeds, "target": config.primaries.power,
+          "alpha": 0.05 / max(len(claims), 1)}
 for set_name in envelopes:
     findings.append(primary(n_star_grows(confirmed_scores[set_name], f"{set_name}, every n at its own best learning "
                                          "rate: n* grows with C (Fig. 5-6)", seeds), "own-best-rate", claims,
-                            growth_design(selected_scores[set_name], confirmed_scores[set_name], trend_effect, seeds)))
+                            growth_design(selected_scores[set_name], confirmed_scores[set_name], **sizing)))
 # The reuse grid has no selection-seed runs: its design reads the nearest arms that have (the envelope's chosen rates).
 reuse_design = selected_scores.get(reuse.set, {})
 findings.append(primary(n_star_grows(reuse_scores, f"{reuse.set}, D = {reuse.problems} reused to C/D "
                                      f"{reuse.budget / reuse.problems:g}: n* grows with C (Fig. 5-6)", seeds),
-                        "data-reuse", claims, growth_design(reuse_design, reuse_scores, trend_effect, seeds)))
+                        "data-reuse", claims, growth_design(reuse_design, reuse_scores, **sizing)))
 # Paper: sharpening (worst@k) wants large n on easy, coverage (best@k) wants large n on hard.
 for set_name, wanted, other in (("easy", worst, best), ("hard", best, worst)):
     findings.append(optimum_at_larger_n((str(wanted), final[set_name][wanted], set_name),
@@ -325,8 +334,9 @@ FindingsTable(findings, "02_n_versus_m", scale(config))
 # **Power of the primary claims.** For each, the smallest trend worth knowing (in pass rate
 # per doubling of $C$, and on the logit scale the verdict reads), the confirmatory seeds and
 # validation problems, the power the design had by the selection seeds' variances (before
-# the confirmatory runs were read), the seeds that design needed for 80%, and the power on
-# the confirmatory runs' own variances:
+# the confirmatory runs were read), the seeds that design needed for `primaries.power`, and
+# the power on the confirmatory runs' own variances; each at 0.05 over the number of
+# primaries, what Holm's first step asks:
 
 # %%
 designs = pd.DataFrame([{"claim": f.claim, **f.power} for f in findings if f.primary is not None],

@@ -64,13 +64,20 @@ def test_the_smoke_book_builds_from_executed_chapters_without_touching_the_sourc
         assert 'src="http' not in page  # no script or image from the network (MathJax is local)
     assert (index.parent / "mathjax" / "tex-mml-chtml.js").is_file()
     assert before == digests()
-    # The build's findings file: every chapter's findings, each LLM one with its verdict under Holm.
+    # The build's findings file: every chapter's findings, each with its verdict under Holm (the primaries', chapter
+    # 02's two, under control; the others their own), the primaries with the power of their design.
     rows = json.loads((outputs / "book" / FINDINGS_FILE).read_text())
     shown = [f for n in sorted((outputs / "book" / "notebooks").glob("*.ipynb"))
              for block in findings_of_notebook(json.loads(n.read_text())) for f in block["findings"]]
     assert [row["claim"] for row in rows] == [f["claim"] for f in shown] and rows
     assert all("holm verdict" in row for row in rows)
     assert {row["family"] for row in rows} == {"llm", "bandit"}
+    primaries = [row for row in rows if row.get("primary")]
+    assert [row["primary"] for row in primaries] == ["own-best-rate", "data-reuse"]
+    assert all(row["holm p"] is not None and 0 <= row["power"]["achieved power"] <= 1 for row in primaries)
+    assert all(row["holm p"] is None for row in rows if not row.get("primary"))
+    landing = (index.parent / "book" / "index.html").read_text()
+    assert landing.index("isobook-primaries") < landing.index("isobook-findings")  # the primaries first
 
 
 def test_the_book_builds_its_other_base_models_in_processes_of_their_own(built) -> None:

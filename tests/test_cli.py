@@ -57,8 +57,8 @@ def quiet() -> Iterator[None]:
     ("bad.yaml", b"model: [1,2\n", "is not valid YAML at line 2, column 1: expected ',' or ']', but got '<stream end>' "
      "(while parsing a flow sequence from line 1, column 8)"),
     ("list.yaml", b"- model\n- task\n", "holds a list; allowed: a mapping of sections (model, task, base_model, "
-     "sampling, sets, train, recipe, evaluation, sweep, lr_envelope, data_reuse, bandit, interference, second_model, "
-     "baseline, misconceptions, book, system)"),
+     "sampling, sets, train, recipe, evaluation, sweep, lr_envelope, data_reuse, primaries, bandit, interference, "
+     "second_model, baseline, misconceptions, book, system)"),
     ("state.pt", b"\x80\x04garbage", "is not text (invalid start byte at byte 0); allowed: a YAML file like "
      "params/cpu.yaml"),
 ], ids=["malformed-yaml", "not-a-mapping", "not-text"])

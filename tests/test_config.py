@@ -30,8 +30,9 @@ def test_the_long_book_is_the_default_with_three_chapters_at_four_times_the_budg
     long = load_config(ROOT / "params" / "cpu-long.yaml")
     # Same base models, sets and runs, extended: the rates chosen where the default book chose them, so the
     # primaries' confirmatory runs and the reuse grid (the same 32 problems, to C/D 512) are the default's, longer.
-    assert replace(long, book=Config().book, lr_envelope=Config().lr_envelope, data_reuse=Config().data_reuse) == Config()
-    assert long.lr_envelope.choose_at == Config().sweep.budget and long.data_reuse.problems == Config().data_reuse.problems
+    default = Config()
+    assert replace(long, book=default.book, lr_envelope=default.lr_envelope, data_reuse=default.data_reuse) == default
+    assert long.lr_envelope.choose_at == default.sweep.budget and long.data_reuse.problems == default.data_reuse.problems
     assert long.data_reuse.budget / long.data_reuse.problems == 512
     default_runs = {run_folder(run) for run in confirmatory_runs(Config(), "hard", {4: 0.5})}
     long_runs = confirmatory_runs(replace(long, sweep=replace(long.sweep, budget=16384)), "hard", {4: 0.5})

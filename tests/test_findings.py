@@ -42,12 +42,14 @@ from isobook.analysis.findings.claims import (
     training_statistic_rises,
     wins_on_most,
 )
+from isobook.analysis.findings.power import growth_design
 from isobook.analysis.findings.statistics import (
     Contrast,
     Interval,
     SeedVariance,
     optimum,
     problem_scores,
+    ratio_interval,
     resolvable_difference,
     seeds_multiplier,
 )
@@ -377,7 +379,8 @@ def test_the_every_n_advantage_sees_n_star_move_from_4_to_8_with_the_extremes_st
     advantage = every_n_advantage(tables[4096][[4, 32]])
     assert advantage.estimate == pytest.approx(float((tables[4096][32] - tables[4096][4]).mean()))
     table = grid({(8, 4): 0.0, (8, 8): 0.1, (8, 16): 0.2, (16, 4): 0.0, (16, 16): 0.1})
-    expected = (((table[(8, 8)] + table[(8, 16)]) / 2 - table[(8, 4)]).mean() + (table[(16, 16)] - table[(16, 4)]).mean()) / 2
+    expected = (((table[(8, 8)] + table[(8, 16)]) / 2 - table[(8, 4)]).mean()
+                + (table[(16, 16)] - table[(16, 4)]).mean()) / 2
     assert every_n_advantage(table).estimate == pytest.approx(expected)
     assert every_n_advantage(scores({4: 0.0})) is None
 
@@ -748,3 +751,35 @@ def test_a_verdict_is_resolved_exactly_when_its_p_value_reaches_five_percent() -
     beyond = direction(Interval(0.0, -0.1, 0.1))
     assert beyond.verdict == Verdict.UNRESOLVED
     assert direction(Interval(0.0, -0.02, 0.02)).verdict == Verdict.EQUIVALENT
+
+
+def test_fiellers_interval_for_the_crossing_covers_the_true_ratio() -> None:
+    """`ratio_interval`: numerator / denominator of two contrasts on the same seeds and
+    problems (their errors correlated, as the level and slope of one fitted line are).
+    Over 400 draws with known ratio 1.5, the 95% interval covers it about 95% of the time;
+    its ends are ordered and hold the estimate."""
+    rng = np.random.default_rng(4)
+    index = pd.Index(range(8), name="seed")
+    covered = 0
+    for _ in range(400):
+        shared = rng.normal(0, 0.2, (8, 1)) + rng.normal(0, 0.05, (8, 50))  # seeds carry the noise, as in the book
+        level = Contrast({"validation": pd.DataFrame(0.3 + shared + rng.normal(0, 0.1, (8, 1)), index=index)})
+        slope = Contrast({"validation": pd.DataFrame(0.2 + 0.5 * shared + rng.normal(0, 0.1, (8, 1)), index=index)})
+        found = ratio_interval(level, slope, None)
+        assert found.low <= found.estimate <= found.high
+        covered += found.low <= 1.5 <= found.high
+    assert 0.92 <= covered / 400 <= 0.975  # binomial sd at 0.95: 0.011
+
+
+def test_a_primarys_design_states_its_power_before_and_after_its_confirmatory_runs() -> None:
+    budgets = [512, 1024, 2048, 4096]
+    rates = {b: {4: 0.0, 32: -2.0 + 0.4 * k} for k, b in enumerate(budgets)}
+    selection = logit_grid(rates, seeds=2, seed_sd=0.1, rng_seed=1)
+    confirmed = logit_grid(rates, seeds=8, seed_sd=0.1, rng_seed=2)
+    design = growth_design(selection, confirmed, 0.03, SEEDS, alpha=0.025)
+    assert (design["seeds"], design["problems"], design["alpha"]) == (8, PROBLEMS, 0.025)
+    assert 0 < design["design power"] < 1 and 0 < design["achieved power"] < 1
+    assert design["seeds needed"] >= 2 and design["effect (logit)"] > 0.03  # 0.03 at p = 0.5 is 0.12 logit
+    # Holm's first step over more primaries asks more: less power at the same seeds.
+    assert growth_design(selection, confirmed, 0.03, SEEDS, alpha=0.05)["achieved power"] > design["achieved power"]
+    assert np.isnan(growth_design(selection, {512: confirmed[512]}, 0.03, SEEDS)["achieved power"])

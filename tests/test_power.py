@@ -24,7 +24,8 @@ def draw(components: VarianceComponents, effect: float, seeds: int, problems: in
     values = (effect + rng.normal(0, np.sqrt(components.problem), problems)[None, :]
               + rng.normal(0, np.sqrt(components.seed), seeds)[:, None]
               + rng.normal(0, np.sqrt(components.residual), (seeds, problems)))
-    table = pd.DataFrame(values, index=pd.Index(range(seeds), name="seed"), columns=pd.Index(range(problems), name="id"))
+    table = pd.DataFrame(values, index=pd.Index(range(seeds), name="seed"),
+                         columns=pd.Index(range(problems), name="id"))
     return Contrast({"validation": table})
 
 
@@ -42,6 +43,13 @@ def test_the_components_are_recovered_from_drawn_contrasts() -> None:
         mean = np.mean([getattr(f, name) for f in fitted])
         assert mean == pytest.approx(getattr(TRUTH, name), rel=0.15), name  # method of moments: unbiased
     assert TRUTH.variance(8, PROBLEMS) == pytest.approx(0.02 / 200 + 0.05 / 1600 + 0.002 / 8)
+    # Moderated by a pool at the true ratio, two-seed contrasts recover the seed part too (the
+    # residual's share taken out of the pool's per-seed variance); one seed borrows it whole.
+    v_one = (TRUTH.problem + TRUTH.residual) / PROBLEMS
+    pool = SeedVariance((TRUTH.seed + TRUTH.residual / PROBLEMS) / v_one, 40.0, 20, "test")
+    pooled = [VarianceComponents.of(draw(TRUTH, 0.0, 2, PROBLEMS, rng), pool).seed for _ in range(300)]
+    assert np.mean(pooled) == pytest.approx(TRUTH.seed, rel=0.2)
+    assert np.isnan(VarianceComponents.of(draw(TRUTH, 0.0, 1, PROBLEMS, rng)).seed)  # nothing to borrow
 
 
 @pytest.mark.parametrize("seeds", [3, 8])

@@ -80,7 +80,7 @@ def test_isobook_readme_writes_the_block_and_the_findings_file(tmp_path: Path) -
     assert "has 4 findings. On the LLM, 3: 2 reproduced, 1 unresolved. On the bandits, 1: 1 reproduced." in text
     # Holm over the two primaries alone (p = 0.03 and 0.9: 0.06), so the reproduced primary turns unresolved;
     # hard: z (p = 0.001) is exploratory, outside the family, and keeps its verdict.
-    assert "procedure over the 2 primary claims" in text and "turns 1 into unresolved" in text
+    assert "procedure over the 2 primary findings" in text and "turns 1 into unresolved" in text
     lines = [line for line in text.splitlines() if line.startswith("| ") and "---" not in line][1:]
     assert lines == ["| easy: n\\* grows (Fig. 5) | 02 | 8 confirmatory | n = 32 minus n = 4: -0.075 | **reproduced** "
                      "| unresolved | +0.100 [+0.020, +0.180] |",

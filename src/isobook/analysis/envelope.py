@@ -70,7 +70,8 @@ def selection_budget(config: Config) -> int:
 def envelope_runs(config: Config, set_name: str, multipliers: Sequence[float] | None = None) -> list[Config]:
     """Every n of the sweep at its first B_p on `set_name`, on every seed of ``lr_envelope.seeds``,
     to `selection_budget`: at the rule's rate times each of `multipliers` (default
-    ``lr_envelope.multipliers``) and at the largest n's rate (the one-rate arm). A rate two arms share is one run: the rule's own
+    ``lr_envelope.multipliers``) and at the largest n's rate (the one-rate arm). A rate two
+    arms share is one run: the rule's own
     where the multiplier is 1, else the one-rate arm's."""
     batch_problems, n_values, _ = n_grid(config)
     one_rate = one_rate_changes(config, batch_problems * max(n_values))

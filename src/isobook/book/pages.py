@@ -234,6 +234,26 @@ def tally_text(rows: Sequence[dict[str, Any]]) -> str:
             f"{tally(bandit)}. {family} Every other finding is exploratory: it stands on its own 95% interval.")
 
 
+def _primary_row(key: str, text: str, row: dict[str, Any]) -> str:
+    """One decided primary on the landing page (`primaries_table`)."""
+    cell = f'style="{CELL_PADDING}"'
+    design = row.get("power") or {}
+
+    def shown(name: str, form: str) -> str:
+        value = design.get(name)
+        return "-" if value is None or value != value else format(value, form)
+
+    interval = "-" if "deciding" not in row else "{:+.3f} [{:+.3f}, {:+.3f}]".format(*row["deciding"])
+    under = holm_cell(row)
+    return (f"<tr><td {cell}><strong>{html.escape(key)}</strong>: {html.escape(text)}</td>"
+            f"<td {cell}>{shown('effect', 'g')} {html.escape(str(design.get('unit', '')))}</td>"
+            f"<td {cell}>{shown('seeds', '.0f')} x {shown('problems', '.0f')}</td>"
+            f"<td {cell}>{shown('design power', '.2f')} / {shown('achieved power', '.2f')}</td>"
+            f"<td style=\"{CELL_PADDING}; {verdict_style(row['verdict'])}\">{html.escape(row['verdict'])}</td>"
+            f"<td style=\"{CELL_PADDING}; {verdict_style(under) if under in set(Verdict) else ''}\">"
+            f"{html.escape(under)}</td><td {cell}><small>{html.escape(interval)}</small></td></tr>")
+
+
 def primaries_table(claims: dict[str, str], rows: Sequence[dict[str, Any]]) -> str:
     """The landing page's primaries, named before any result: each pre-registered claim
     (`claims`: key -> what it decides, in ``primaries.claims``'s order), the design that
@@ -242,30 +262,14 @@ def primaries_table(claims: dict[str, str], rows: Sequence[dict[str, Any]]) -> s
     and its verdict under Holm's procedure over the primaries. `rows`:
     `multiplicity.controlled` rows; a claim no executed chapter decided reads "not run"."""
     cell = f'style="{CELL_PADDING}"'
-    decided = {row["primary"]: row for row in rows if row.get("primary") is not None}
     lines = []
     for key, text in claims.items():
-        row = decided.get(key)
-        if row is None:
+        decided = [row for row in rows if row.get("primary") == key]  # one per set a claim covers
+        if not decided:
             lines.append(f"<tr><td {cell}><strong>{html.escape(key)}</strong>: {html.escape(text)}</td>"
                          f'<td colspan="6" {cell}>not run in this build</td></tr>')
-            continue
-        design = row.get("power") or {}
-
-        def shown(name: str, form: str) -> str:
-            value = design.get(name)
-            return "-" if value is None or value != value else format(value, form)
-
-        interval = "-" if "deciding" not in row else "{:+.3f} [{:+.3f}, {:+.3f}]".format(*row["deciding"])
-        under = holm_cell(row)
-        lines.append(
-            f"<tr><td {cell}><strong>{html.escape(key)}</strong>: {html.escape(text)}</td>"
-            f"<td {cell}>{shown('effect', 'g')} {html.escape(str(design.get('unit', '')))}</td>"
-            f"<td {cell}>{shown('seeds', '.0f')} x {shown('problems', '.0f')}</td>"
-            f"<td {cell}>{shown('design power', '.2f')} / {shown('achieved power', '.2f')}</td>"
-            f"<td style=\"{CELL_PADDING}; {verdict_style(row['verdict'])}\">{html.escape(row['verdict'])}</td>"
-            f"<td style=\"{CELL_PADDING}; {verdict_style(under) if under in set(Verdict) else ''}\">"
-            f"{html.escape(under)}</td><td {cell}><small>{html.escape(interval)}</small></td></tr>")
+        for row in decided:
+            lines.append(_primary_row(key, text if len(decided) == 1 else row["claim"], row))
     return (f'<table class="isobook-primaries" style="font-size: 0.9em">\n<thead><tr><th {cell}>primary claim</th>'
             f"<th {cell}>smallest effect worth knowing</th><th {cell}>confirmatory seeds x problems</th>"
             f"<th {cell}>power: design / achieved</th><th {cell}>verdict</th><th {cell}>under Holm (primaries)"

@@ -62,8 +62,8 @@ def render(findings: dict[str, Any]) -> str:
     moved = changed(rows)
     scale = next((row["scale"] for row in rows if row["chapter"].startswith("02")), rows[0]["scale"] if rows else "")
     if primaries:
-        family = (f"{METHOD.capitalize()}'s procedure over the {len(primaries)} primary claims, named before any run "
-                  "and decided on seeds that chose no learning rate, holds the chance of any wrongly resolved "
+        family = (f"{METHOD.capitalize()}'s procedure over the {len(primaries)} primary findings, named before any "
+                  "run and decided on seeds that chose no learning rate, holds the chance of any wrongly resolved "
                   f"primary verdict at 5% and {f'turns {len(moved)} into unresolved' if moved else 'changes none'}; "
                   "every other row is exploratory: its verdict stands on its own 95% interval.")
     else:

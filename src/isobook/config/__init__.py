@@ -52,8 +52,8 @@ from isobook.config.studies import (
 __all__ = [
     "ADVANTAGE_ESTIMATORS", "BINNED_SETS", "REGULARISED_SETS", "SINGLE_SETS", "BanditConfig", "BaseModelConfig",
     "BaselineConfig", "BookConfig", "ChainTaskConfig", "Config", "ConfigError", "DataReuseConfig",
-    "EvaluationConfig", "InterferenceConfig", "LrEnvelopeConfig", "MathFileTaskConfig", "MisconceptionsConfig", "ModelConfig",
-    "PrimariesConfig", "RecipeConfig",
+    "EvaluationConfig", "InterferenceConfig", "LrEnvelopeConfig", "MathFileTaskConfig", "MisconceptionsConfig",
+    "ModelConfig", "PrimariesConfig", "RecipeConfig",
     "SamplingConfig", "SecondModelConfig", "SetsConfig", "SweepConfig", "SystemConfig", "TaskConfig", "TrainConfig",
     "describe", "load_config", "regularised", "with_overrides",
 ]

@@ -80,10 +80,11 @@ class PrimariesConfig(Section):
     alone, and every other finding is exploratory (its estimate and interval, outside the
     family). Their runs train on the confirmatory `seeds`, none of which chose a learning
     rate (the envelope's selection seeds, ``lr_envelope.seeds``), so no selection luck
-    enters a primary interval; the data-reuse grid trains on them too. The design is sized
-    so that each primary resolves its smallest effect worth knowing (`trend_effect` for a
-    trend, `level_effect` for a level, in pass rate) with probability `power`
-    (`isobook.analysis.findings.power`); the book states the power it had."""
+    enters a primary interval; the data-reuse grid trains on them too. Each primary is a
+    trend (n* grows), whose smallest effect worth knowing is `trend_effect`; the seeds are
+    sized so that it is resolved under Holm's control with probability `power`
+    (`isobook.analysis.findings.power`, from a build's measured variances), and chapter 02
+    states the power the design had and the seeds it needed."""
 
     PATH: ClassVar[str] = "primaries"
 
@@ -93,7 +94,6 @@ class PrimariesConfig(Section):
                                     "data-reuse grid (none of lr_envelope.seeds)")
     trend_effect: float = option(0.03, "smallest effect worth knowing on a trend: pass rate per doubling of C "
                                  "(on the logit scale at the grid's mean pass rate)", low=0.0)
-    level_effect: float = option(0.05, "smallest effect worth knowing on a level: pass rate", low=0.0)
     power: float = option(0.8, "the chance the design gives each primary to resolve its smallest effect",
                           low=0.5, high=0.99)
 
@@ -104,9 +104,8 @@ class PrimariesConfig(Section):
         if len(self.claims) > MAX_PRIMARIES or len(set(self.claims)) != len(self.claims):
             raise ConfigError(f"claims: at most {MAX_PRIMARIES} distinct claims, got {list(self.claims)}")
         needs_distinct_seeds("seeds", self.seeds)
-        for name in ("trend_effect", "level_effect"):
-            if getattr(self, name) <= 0:
-                raise ConfigError(f"{name}: must be > 0, got {getattr(self, name)}")
+        if self.trend_effect <= 0:
+            raise ConfigError(f"trend_effect: must be > 0, got {self.trend_effect}")
 
 
 @dataclass(frozen=True)

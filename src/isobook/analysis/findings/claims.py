@@ -382,10 +382,12 @@ def n_star_grows(by_budget: Mapping[float, pd.DataFrame], claim: str, seeds: See
     final, final_decision = _decide(advantages[budgets[-1]], seeds, margin=margin)
     first = advantages[budgets[0]].interval(seeds)
     rising = trend_decision.verdict == Verdict.REPRODUCED
-    if rising:
-        reached = final.sign > 0 or final_decision.verdict == Verdict.EQUIVALENT
-        decision = trend_decision if reached else Decision(
-            Verdict.NOT_REACHED if final.sign < 0 else Verdict.PARTLY, trend_decision.p_value)
+    both = max(trend_decision.p_value, final_decision.p_value)  # a verdict on both parts: both tests needed
+    if rising and (final.sign > 0 or final_decision.verdict == Verdict.EQUIVALENT):
+        decision = Decision(Verdict.REPRODUCED, both)
+    elif rising:
+        decision = (Decision(Verdict.NOT_REACHED, both) if final.sign < 0
+                    else Decision(Verdict.PARTLY, trend_decision.p_value))
     elif trend_decision.verdict in (Verdict.NOT_REPRODUCED, Verdict.EQUIVALENT):
         pinned = trend_decision.verdict == Verdict.EQUIVALENT and first.sign > 0 and final.sign > 0
         decision = Decision(Verdict.UNRESOLVED if pinned else Verdict.NOT_REPRODUCED, trend_decision.p_value)
@@ -393,20 +395,28 @@ def n_star_grows(by_budget: Mapping[float, pd.DataFrame], claim: str, seeds: See
         decision = Decision(Verdict.UNRESOLVED, trend_decision.p_value)
     columns = by_budget[budgets[-1]].columns
     values = _levels(list(columns), columns, level)
-    measured = (f"every {level} above {values[0]:g} minus {level} = {values[0]:g}, logit: "
-                + ", ".join(f"{b:,.0f}: {advantages[b].estimate:+.2f}" for b in budgets))
+    within = isinstance(columns, pd.MultiIndex) and len(columns) > len({key[list(columns.names).index(level)]
+                                                                        for key in columns})
+    what = (f"every {level} above each B_p's smallest minus it, logit, mean over B_p" if within else
+            f"every {level} above {values[0]:g} minus {level} = {values[0]:g}, logit")
+    measured = f"{what}: " + ", ".join(f"{b:,.0f}: {advantages[b].estimate:+.2f}" for b in budgets)
     uncertainty = (f"trend per doubling of C {trend} (equivalent within ±{margin / doublings:.3f}); at "
                    f"{budgets[-1]:,.0f}: {final} (equivalent within ±{margin:.3f}, {SCORE_MARGIN:g} of pass rate)")
     if decision.verdict in (Verdict.NOT_REACHED, Verdict.PARTLY) and final.estimate < 0:
-        crossing = ratio_interval(centre, slope, seeds)  # doublings from the mean log2 C back to S = 0
-        low, high = (2 ** (mean_x - r) for r in (crossing.high, crossing.low))
-        reach = f"[{low:,.0f}, {high:,.0f}]" if np.isfinite(crossing.low) else f"from {low:,.0f}, unbounded above"
-        reach = reach if np.isfinite(crossing.high) else "unbounded"
-        uncertainty += (f"; the fitted line reaches zero (larger {level} catch up) at C ~ "
-                        f"{2 ** (mean_x - crossing.estimate):,.0f} rollouts, extrapolated, 95% {reach}")
+        # The trend is resolved, so Fieller's interval is bounded; its ends may lie far out.
+        crossing = ratio_interval(centre, slope, seeds)  # from the mean log2 C back to S = 0, in doublings
+        at = [_rollouts(mean_x - r) for r in (crossing.estimate, crossing.high, crossing.low)]
+        uncertainty += (f"; the fitted line reaches zero (larger {level} catch up) at C ~ {at[0]} rollouts, "
+                        f"extrapolated, 95% [{at[1]}, {at[2]}]")
     elif decision.verdict == Verdict.UNRESOLVED and first.sign > 0 and final.sign > 0:
         uncertainty += f"; the larger {level} lead at both ends: n* cannot be seen to move within this grid"
-    return Finding.decided(claim, measured, decision, f"{uncertainty} ({design(advantages[budgets[-1]], seeds)})", trend)
+    return Finding.decided(claim, measured, decision, f"{uncertainty} ({design(advantages[budgets[-1]], seeds)})",
+                           trend)
+
+
+def _rollouts(doublings: float) -> str:
+    """2 ** `doublings` rollouts as the findings write them; past 2^40, "beyond 2^40"."""
+    return f"{2.0 ** doublings:,.0f}" if doublings <= 40 else "beyond 2^40"
 
 
 def optimum_at_larger_n(upper: tuple[str, pd.DataFrame, str], lower: tuple[str, pd.DataFrame, str], claim: str,

@@ -76,7 +76,9 @@ class VarianceComponents:
             residual_per_seed += ms_residual / problems
             problem += max(0.0, (ms_problems - ms_residual) / seeds)
             seed += max(0.0, (ms_seeds - ms_residual) / problems)
-        if pool is not None:  # a seed's value varies by ratio x v_one, the residual's share included
+        if pool is None and count < 2:  # one seed and nothing to borrow: the seed part is unknown
+            seed = float("nan")
+        elif pool is not None:  # a seed's value varies by ratio x v_one, the residual's share included
             _, v_one = contrast.variances()
             own = contrast.own_ratio()
             ratio, _ = pool.moderated(0.0 if np.isnan(own) else own, count - 1)
@@ -104,8 +106,9 @@ def interval_dof(seeds: int, pool: SeedVariance | None) -> float:
 
 
 def power(components: VarianceComponents, effect: float, seeds: int, problems: int,
-          pool: SeedVariance | None = None) -> float:
-    """The chance that a two-sided 95% interval of the contrast, over `seeds` seeds and
+          pool: SeedVariance | None = None, alpha: float = 1 - CONFIDENCE) -> float:
+    """The chance that a two-sided 1 - `alpha` interval of the contrast (the verdicts' 95%;
+    under Holm over k primaries, at least the chance at 0.05 / k), over `seeds` seeds and
     `problems` problems, excludes zero when its true value is `effect`. The estimate is
     normal with `VarianceComponents.variance`; the interval's half-width is the t quantile
     of its degrees of freedom times the root of its variance, whose seed term is the
@@ -117,8 +120,8 @@ def power(components: VarianceComponents, effect: float, seeds: int, problems: i
     if seeds < 1 or problems < 1:
         raise ValueError(f"seeds, problems: need at least one each, got {seeds}, {problems}")
     true = components.variance(seeds, problems)
-    if true <= 0:
-        return 1.0 if effect != 0 else 1 - CONFIDENCE
+    if not true > 0:
+        return float("nan") if np.isnan(true) else 1.0 if effect != 0 else alpha
     dof = interval_dof(seeds, pool)
     fixed, seed_term = components.interval_parts(seeds, problems)
     own = seeds - 1
@@ -128,34 +131,38 @@ def power(components: VarianceComponents, effect: float, seeds: int, problems: i
         draws = np.ones(1)
     elif weight > 0:  # moderated: the pool's share fixed, the contrast's own a chi-square on its S - 1
         draws = (weight + own * draws) / (weight + own)
-    half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, dof)) * np.sqrt(fixed + seed_term * draws)
+    half = float(stats.t.ppf(1 - alpha / 2, dof)) * np.sqrt(fixed + seed_term * draws)
     spread = np.sqrt(true)
-    return float(np.mean(stats.norm.cdf((abs(effect) - half) / spread) + stats.norm.cdf((-abs(effect) - half) / spread)))
+    hits = stats.norm.cdf((abs(effect) - half) / spread) + stats.norm.cdf((-abs(effect) - half) / spread)
+    return float(np.mean(hits))
 
 
 def seeds_needed(components: VarianceComponents, effect: float, problems: int, pool: SeedVariance | None = None,
-                 target: float = TARGET_POWER, most: int = MAX_SEEDS) -> int | None:
+                 target: float = TARGET_POWER, alpha: float = 1 - CONFIDENCE, most: int = MAX_SEEDS) -> int | None:
     """The fewest seeds (at least two) whose `power` reaches `target`; None where `most`
     seeds do not (the problems' share of the variance alone is too large: more problems,
     not seeds, would help)."""
     for seeds in range(2, most + 1):
-        if power(components, effect, seeds, problems, pool) >= target:
+        if power(components, effect, seeds, problems, pool, alpha) >= target:
             return seeds
     return None
 
 
 def growth_design(selection: Mapping[float, pd.DataFrame], confirmed: Mapping[float, pd.DataFrame],
-                  trend_effect: float, pool: SeedVariance | None, target: float = TARGET_POWER) -> dict[str, float]:
+                  trend_effect: float, pool: SeedVariance | None, target: float = TARGET_POWER,
+                  alpha: float = 1 - CONFIDENCE) -> dict[str, float | str]:
     """The design of a primary "n* grows" claim (`claims.n_star_grows`, decided by the trend
-    of the every-n advantage on the logit scale): `trend_effect` (pass rate per doubling of
-    C) on the logit scale at the confirmed runs' mean pass rate at their largest budget; the
-    power the confirmatory seeds had by the variances of `selection` (the same arms on the
-    selection seeds: the design, before the confirmatory runs are read) and by their own
-    (achieved); the seeds the design needed. Both: `scores_by_budget` of the arms. Entries
-    NaN where a side has too few budgets."""
-    found = {"effect": trend_effect, "unit": "pass rate per doubling of C", "seeds": float("nan"),
-             "problems": float("nan"), "design power": float("nan"), "achieved power": float("nan"),
-             "seeds needed": float("nan")}
+    of the every-n advantage on the logit scale), at `alpha` (0.05 over the number of
+    primaries: what Holm's first step asks). `trend_effect` (pass rate per doubling of C)
+    is taken to the logit scale at each side's mean pass rate at its largest budget. The
+    design: the power the confirmatory seeds had, and the seeds `target` needed, by the
+    variances of `selection` (the same arms on the selection seeds, read before the
+    confirmatory runs); achieved: the power by the confirmatory runs' own. Both:
+    `scores_by_budget` of the arms. Entries NaN where a side has fewer than two budgets."""
+    found: dict[str, float | str] = {"effect": trend_effect, "unit": "pass rate per doubling of C",
+                                     "alpha": alpha, "seeds": float("nan"), "problems": float("nan"),
+                                     "design power": float("nan"), "seeds needed": float("nan"),
+                                     "achieved power": float("nan")}
     confirmed_advantages = growth_advantages(confirmed)
     if len(confirmed_advantages) < 2:
         return found
@@ -163,11 +170,12 @@ def growth_design(selection: Mapping[float, pd.DataFrame], confirmed: Mapping[fl
     seeds, problems = len(trend.seeds), trend.problems
     effect = logit_margin(confirmed[max(confirmed_advantages)], trend_effect)
     found.update({"effect (logit)": effect, "seeds": float(seeds), "problems": float(problems),
-                  "achieved power": power(VarianceComponents.of(trend, pool), effect, seeds, problems, pool)})
+                  "achieved power": power(VarianceComponents.of(trend, pool), effect, seeds, problems, pool, alpha)})
     selection_advantages = growth_advantages(selection)
     if len(selection_advantages) >= 2:
         design = VarianceComponents.of(growth_trend(selection_advantages)[0], pool)
-        needed = seeds_needed(design, effect, problems, pool, target)
-        found.update({"design power": power(design, effect, seeds, problems, pool),
+        planned = logit_margin(selection[max(selection_advantages)], trend_effect)
+        needed = seeds_needed(design, planned, problems, pool, target, alpha)
+        found.update({"design power": power(design, planned, seeds, problems, pool, alpha),
                       "seeds needed": float("nan") if needed is None else float(needed)})
     return found

@@ -9,8 +9,8 @@ verdict is about is a training run, and the same seed in two arms means the same
 order and the same evaluation draws, so seeds pair across the arms that share them.
 
 **Contrasts.** A claim is decided by one pre-registered linear contrast of candidates'
-scores (first minus second; the large-n advantage's trend in log C; its value at the
-largest budget), a `Contrast`: per-(seed, problem) values on each problem set it reads.
+scores (first minus second; the every-n advantage's trend in log C on the logit scale; its
+value at the largest budget), a `Contrast`: per-(seed, problem) values on each problem set it reads.
 
 **Uncertainty.** The model is a two-way random effect: the contrast's value on seed s and
 problem p is ``delta + a_p + b_s + e_sp``, with problems (a_p) and training seeds (b_s,
@@ -276,8 +276,8 @@ class Contrast:
 def logit_scores(scores: pd.DataFrame) -> pd.DataFrame:
     """`problem_scores` on the logit scale of each candidate's pass rate, linearised: a
     cell's value is ``logit(m) + (x - m) / (m (1 - m))``, m the candidate's mean over its
-    cells, so a column's mean is exactly logit(m) and a contrast's variance is the delta
-    method's. A difference of pass rates shrinks as both approach 1 (or 0) whatever the
+    cells, so a column's mean is logit(m) (but where m is held off 0 and 1, below) and a
+    contrast's variance is the delta method's. A difference of pass rates shrinks as both approach 1 (or 0) whatever the
     policies' distance; on the logit scale it does not. m is held inside
     [1 / (2 K), 1 - 1 / (2 K)] (K: the column's cells), the usual half-count correction,
     so a column at 0 or 1 stays finite. # [seeds * problems, candidates]"""
@@ -302,7 +302,9 @@ def ratio_interval(numerator: Contrast, denominator: Contrast, seeds: SeedVarian
     q = float(stats.t.ppf(0.5 + CONFIDENCE / 2, b.dof))
     estimate = a.estimate / b.estimate if b.estimate else float("nan")
     # (a - r b)^2 <= q^2 (va - 2 r cov + r^2 vb): a quadratic c2 r^2 + c1 r + c0 <= 0
-    c2, c1, c0 = b.estimate ** 2 - q * q * vb, -2 * (a.estimate * b.estimate - q * q * cov), a.estimate ** 2 - q * q * va
+    c2 = b.estimate ** 2 - q * q * vb
+    c1 = -2 * (a.estimate * b.estimate - q * q * cov)
+    c0 = a.estimate ** 2 - q * q * va
     discriminant = c1 * c1 - 4 * c2 * c0
     if c2 <= 0 or discriminant < 0:
         return Interval(estimate, -np.inf, np.inf, b.dof)
