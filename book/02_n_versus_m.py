@@ -334,15 +334,16 @@ FindingsTable(findings, "02_n_versus_m", scale(config))
 # **Power of the primary claims.** For each, the smallest trend worth knowing (in pass rate
 # per doubling of $C$, and on the logit scale the verdict reads), the confirmatory seeds and
 # validation problems, the power the design had by the selection seeds' variances (before
-# the confirmatory runs were read), the seeds that design needed for `primaries.power`, and
-# the power on the confirmatory runs' own variances; each at 0.05 over the number of
-# primaries, what Holm's first step asks:
+# the confirmatory runs were read), the seeds that design needed for `primaries.power` (and
+# the validation problems it would need at these seeds, up to 16 times as many; none: more
+# seeds, not problems), and the power on the confirmatory runs' own variances; each at 0.05
+# over the number of primaries, what Holm's first step asks:
 
 # %%
 designs = pd.DataFrame([{"claim": f.claim, **f.power} for f in findings if f.primary is not None],
                        columns=["claim", "effect", "effect (logit)", "seeds", "problems", "design power",
-                                "seeds needed", "achieved power"])
-table(designs.astype({"seeds": "Int64", "problems": "Int64", "seeds needed": "Int64"}),
+                                "seeds needed", "problems needed", "achieved power"])
+table(designs.astype({"seeds": "Int64", "problems": "Int64", "seeds needed": "Int64", "problems needed": "Int64"}),
       rename={"effect": "effect (pass rate / doubling)"}) if len(designs) else note(
     "No primary claim in this chapter under this config (primaries.claims).")
 

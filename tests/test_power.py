@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from isobook.analysis.findings.power import VarianceComponents, power, seeds_needed
+from isobook.analysis.findings.power import VarianceComponents, power, problems_needed, seeds_needed
 from isobook.analysis.findings.seed_variance import SeedVariance
 from isobook.analysis.findings.statistics import Contrast
 
@@ -98,6 +98,10 @@ def test_past_a_few_seeds_only_problems_help() -> None:
     heavy = VarianceComponents(problem=0.2, seed=0.002, residual=0.05)
     assert seeds_needed(heavy, 0.05, PROBLEMS) is None
     assert seeds_needed(heavy, 0.05, 4 * PROBLEMS) is not None
+    more = problems_needed(heavy, 0.05, 16, PROBLEMS)
+    assert more is not None and more > PROBLEMS and power(heavy, 0.05, 16, more) >= 0.8
+    assert power(heavy, 0.05, 16, more // 2) < 0.8  # the fewest doublings that reach it
+    assert problems_needed(TRUTH, 0.01, 2, PROBLEMS) is None  # two seeds' share: no number of problems helps
     assert power(TRUTH, 0.05, 16, PROBLEMS) > power(TRUTH, 0.05, 8, PROBLEMS) > power(TRUTH, 0.05, 2, PROBLEMS)
     with pytest.raises(ValueError, match="seeds, problems"):
         power(TRUTH, 0.05, 0, PROBLEMS)

@@ -20,6 +20,7 @@ stated power is met within Monte Carlo error.
     components = VarianceComponents.of(contrast, pool)
     power(components, effect=0.12, seeds=8, problems=200, pool=pool)   # 0.83
     seeds_needed(components, effect=0.12, problems=200, pool=pool)       # 8
+    problems_needed(components, effect=0.12, seeds=8, problems=200)      # 200 (or 400, ..., or None)
 """
 
 from __future__ import annotations
@@ -148,6 +149,18 @@ def seeds_needed(components: VarianceComponents, effect: float, problems: int, p
     return None
 
 
+def problems_needed(components: VarianceComponents, effect: float, seeds: int, problems: int,
+                    pool: SeedVariance | None = None, target: float = TARGET_POWER,
+                    alpha: float = 1 - CONFIDENCE) -> int | None:
+    """The fewest validation problems, in doublings of `problems` up to 16 times as many,
+    whose `power` at `seeds` seeds reaches `target` (`problems` itself where it does); None
+    where 16 times as many do not (the seeds' share is too large: more seeds would help)."""
+    for factor in (1, 2, 4, 8, 16):
+        if power(components, effect, seeds, problems * factor, pool, alpha) >= target:
+            return problems * factor
+    return None
+
+
 def growth_design(selection: Mapping[float, pd.DataFrame], confirmed: Mapping[float, pd.DataFrame],
                   trend_effect: float, pool: SeedVariance | None, target: float = TARGET_POWER,
                   alpha: float = 1 - CONFIDENCE) -> dict[str, float | str]:
@@ -157,12 +170,13 @@ def growth_design(selection: Mapping[float, pd.DataFrame], confirmed: Mapping[fl
     is taken to the logit scale at each side's mean pass rate at its largest budget. The
     design: the power the confirmatory seeds had, and the seeds `target` needed, by the
     variances of `selection` (the same arms on the selection seeds, read before the
-    confirmatory runs); achieved: the power by the confirmatory runs' own. Both:
+    confirmatory runs), with the validation problems that would reach it at these seeds
+    (up to 16 times as many); achieved: the power by the confirmatory runs' own. Both:
     `scores_by_budget` of the arms. Entries NaN where a side has fewer than two budgets."""
     found: dict[str, float | str] = {"effect": trend_effect, "unit": "pass rate per doubling of C",
                                      "alpha": alpha, "seeds": float("nan"), "problems": float("nan"),
                                      "design power": float("nan"), "seeds needed": float("nan"),
-                                     "achieved power": float("nan")}
+                                     "problems needed": float("nan"), "achieved power": float("nan")}
     confirmed_advantages = growth_advantages(confirmed)
     if len(confirmed_advantages) < 2:
         return found
@@ -176,6 +190,8 @@ def growth_design(selection: Mapping[float, pd.DataFrame], confirmed: Mapping[fl
         design = VarianceComponents.of(growth_trend(selection_advantages)[0], pool)
         planned = logit_margin(selection[max(selection_advantages)], trend_effect)
         needed = seeds_needed(design, planned, problems, pool, target, alpha)
+        more = problems_needed(design, planned, seeds, problems, pool, target, alpha)
         found.update({"design power": power(design, planned, seeds, problems, pool, alpha),
-                      "seeds needed": float("nan") if needed is None else float(needed)})
+                      "seeds needed": float("nan") if needed is None else float(needed),
+                      "problems needed": float("nan") if more is None else float(more)})
     return found
