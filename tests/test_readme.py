@@ -71,10 +71,10 @@ def test_isobook_readme_writes_the_block_and_the_findings_file(tmp_path: Path) -
     (book / "findings.json").write_text(json.dumps(controlled(rows)))
     (tmp_path / "book").mkdir()
     readme = tmp_path / "README.md"
-    readme.write_text(f"# x\n\n{START}\nold\n{END}\n\nAfter.\n")
+    readme.write_text(f"# x\n\n{START}\nstale block\n{END}\n\nAfter.\n")
     assert main(["readme", str(book), "--readme", str(readme)]) == 0
     text = readme.read_text()
-    assert text.endswith(f"{END}\n\nAfter.\n") and "old" not in text
+    assert text.endswith(f"{END}\n\nAfter.\n") and "stale block" not in text
     written = json.loads((tmp_path / "book" / "findings.json").read_text())
     assert block(text) == render(written) and set(written) == {"book"}
     assert "has 4 findings. On the LLM, 3: 2 reproduced, 1 unresolved. On the bandits, 1: 1 reproduced." in text

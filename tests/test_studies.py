@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from isobook.analysis.envelope import (
+    confirmatory_runs,
     edge_runs,
     envelope_runs,
     halves,
@@ -17,6 +18,7 @@ from isobook.analysis.envelope import (
     preferred_rates,
     rate_multiplier,
     rule_peak,
+    selection_budget,
 )
 from isobook.analysis.findings.statistics import SeedVariance, problem_scores
 from isobook.analysis.n_star import n_star_path, n_star_table, regime, regime_text
@@ -118,12 +120,27 @@ def test_a_bracket_grows_past_the_edge_its_best_rate_sits_on() -> None:
 
 
 def test_reuse_runs_train_every_n_on_the_first_problems_at_its_rate() -> None:
-    config = with_overrides(Config(), ["data_reuse.problems=64", "data_reuse.budget=8192"])
+    """On the confirmatory seeds (primaries.seeds), none of which chose the rates."""
+    config = with_overrides(Config(), ["data_reuse.problems=64", "data_reuse.budget=8192", "primaries.seeds=[10, 11]"])
     runs = reuse_runs(config, {4: 0.5, 32: 2.0})
     assert [(r.train.rollouts_per_problem, r.train.seed) for r in runs] == [
-        (n, s) for s in (0, 1) for n in (4, 8, 16, 32)]
+        (n, s) for s in (10, 11) for n in (4, 8, 16, 32)]
     assert {r.train.data_size for r in runs} == {64} and {r.train.budget for r in runs} == {8192}
     assert [rate_multiplier(r, config) for r in runs[:4]] == pytest.approx([0.5, 1.0, 1.0, 2.0])
+
+
+def test_confirmatory_runs_train_each_n_at_its_chosen_rate_on_seeds_that_chose_none() -> None:
+    """The primary's runs: every n at the multiplier the selection seeds chose, on the
+    confirmatory seeds; the envelope's own runs stop where the rates are chosen."""
+    config = Config()
+    runs = confirmatory_runs(config, "hard", {4: 0.5, 16: 2.0})
+    assert [(r.train.rollouts_per_problem, r.train.seed) for r in runs] == [
+        (n, s) for s in range(10, 18) for n in (4, 8, 16, 32)]
+    assert [rate_multiplier(r, config) for r in runs[:4]] == pytest.approx([0.5, 1.0, 2.0, 1.0])
+    assert not {r.train.seed for r in runs} & {r.train.seed for r in envelope_runs(config, "hard")}
+    longer = with_overrides(config, ["sweep.budget=16384", "lr_envelope.choose_at=4096"])
+    assert selection_budget(longer) == 4096 and {r.train.budget for r in envelope_runs(longer, "hard")} == {4096}
+    assert {r.train.budget for r in confirmatory_runs(longer, "hard", {})} == {16384}
 
 
 def test_n_star_tables_say_where_each_budget_sits() -> None:
