@@ -2,7 +2,7 @@
 # environment (.venv) first: torch is installed on its own, before everything else, so
 # that no dependency pulls a CUDA build onto a CPU machine.
 #
-#   make main     the book (params/cpu.yaml): base model, sets, runs, every chapter executed,
+#   make main     the book (params/cpu.yaml): base model, sets, runs, chapters 00-06 executed,
 #                 Jupyter Book HTML; prints the path of the built index.html last
 #   make test     the test suite (installs Debian's chromium for the browser test if absent),
 #                 then the tests marked `vllm` in their own environment (.venv-vllm)

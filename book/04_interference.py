@@ -45,12 +45,10 @@ from IPython.display import display
 from isobook.analysis.bandit import (
     STEP_RULES,
     BanditSetup,
-    bandit_curves_path,
     bandit_seed,
-    batch_split_curves,
     best_n,
     comparable_budgets,
-    sharing_curves,
+    interference_curves,
     suboptimality_curves,
 )
 from isobook.analysis.findings.bandit_claims import bandit_n_star_grows, bandit_optima, bandit_optimum, smallest_n_wins
@@ -66,7 +64,6 @@ from isobook.book.pages import FindingsTable, design_note, note, runs_note, scal
 from isobook.book.seeds import book_seed_variance
 from isobook.grpo.evaluation import metric_name
 from isobook.sets.build import load_set, prepare_sets
-from isobook.store.atomic import cached_parquet
 from isobook.sweeps import n_grid, run_configs, run_counts, run_points, run_train_pass
 
 use_offline_renderer()
@@ -121,7 +118,7 @@ panels([curves_chart(curves, "suboptimality", title=f"{set_name}: {sizes[set_nam
 # %%
 settings = config.bandit
 shared_budgets = comparable_budgets(settings)
-sharing = cached_parquet(bandit_curves_path(config, "sharing"), lambda: sharing_curves(settings, bandit_seed(config)))
+sharing, split = interference_curves(config)  # kept in the run store; `isobook book` computes them early
 sharing["pass@1"] = 1 - sharing["suboptimality"]
 sharing["policy"] = sharing["features"].map(lambda d: f"tabular (d = P = {d})" if d == settings.problems
                                             else f"d = {d}")
@@ -161,10 +158,6 @@ table(with_regime(shared_optima.assign(**{"n*": shared_optima["n"].astype(str) +
 
 # %%
 split_features = sorted(settings.features)[len(settings.features) // 2]
-split = pd.concat([cached_parquet(bandit_curves_path(config, f"batch-split-{rule.replace(' ', '-')}"),
-                                  lambda rule=rule: batch_split_curves(settings, split_features, rule,
-                                                                       bandit_seed(config))).assign(step=rule)
-                   for rule in STEP_RULES], ignore_index=True)
 split["pass@1"] = 1 - split["suboptimality"]
 split["B_p x n"] = split["batch_problems"].astype(str) + " x " + split["n"].astype(str)
 split_optima = pd.concat([bandit_optima(part, shared_budgets).assign(step=rule)

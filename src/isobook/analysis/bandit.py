@@ -48,6 +48,7 @@ import pandas as pd
 from isobook.config import BanditConfig, Config
 from isobook.grpo.evaluation import doublings
 from isobook.grpo.recipe import LrScaling, scaled_lr
+from isobook.store.atomic import cached_parquet
 from isobook.store.names import fingerprint
 
 
@@ -383,3 +384,17 @@ def bandit_curves_path(config: Config, kind: str) -> Path:
     digest = fingerprint(kind, config.bandit, seed, CURVES_VERSION)
     return Path(config.system.outputs) / "bandits" / f"{kind}-s{seed}-{digest}.parquet"
 
+
+def interference_curves(config: Config) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Chapter 04's bandit curves, read from the run store (`bandit_curves_path`) or computed
+    and kept there: the shared-feature curves (`sharing_curves`) and, at the middle d of
+    ``bandit.features``, the batch-split curves under each of `STEP_RULES` (column ``step``).
+    `isobook book` computes them beside the base models, on the core their one-threaded build
+    leaves idle, so chapter 04 reads them."""
+    settings, seed = config.bandit, bandit_seed(config)
+    sharing = cached_parquet(bandit_curves_path(config, "sharing"), lambda: sharing_curves(settings, seed))
+    middle = sorted(settings.features)[len(settings.features) // 2]
+    split = pd.concat([cached_parquet(bandit_curves_path(config, f"batch-split-{rule.replace(' ', '-')}"),
+                                      lambda rule=rule: batch_split_curves(settings, middle, rule, seed))
+                       .assign(step=rule) for rule in STEP_RULES], ignore_index=True)
+    return sharing, split

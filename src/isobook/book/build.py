@@ -37,10 +37,10 @@ import yaml
 from tqdm import tqdm
 from traitlets.config import Config as KernelConfig
 
+from isobook.analysis.findings.multiplicity import controlled
 from isobook.book.applicability import REQUIREMENTS, why_not
 from isobook.book.findings_file import write_findings
 from isobook.book.kernel import ROOT
-from isobook.analysis.findings.multiplicity import controlled
 from isobook.book.pages import findings_of_notebook, landing_table, primaries_table
 from isobook.config import Config, ConfigError, load_config
 from isobook.config.studies import PRIMARY_CLAIMS
@@ -411,6 +411,17 @@ def vendor_mathjax(folder: Path) -> Path | None:
     return target
 
 
+BANDIT_CHAPTER = "book/04_interference"  # its bandit curves are computed while the base models build
+
+
+def _one_blas_thread(parent: int) -> None:
+    """A worker's initializer: numpy's BLAS on one thread (read when the task's imports load
+    it), and the worker ends with `parent`."""
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[name] = "1"
+    end_with_parent(parent)
+
+
 def build_book(params: str, overrides: list[str], root: Path = ROOT) -> Path:
     """Execute the chapters and build the HTML book into ``<system.outputs>/<book.folder>/``; returns
     the built ``index.html``. The params (book.budgets included) are checked before anything trains."""
@@ -419,8 +430,16 @@ def build_book(params: str, overrides: list[str], root: Path = ROOT) -> Path:
     outputs = root / config.system.outputs
     parameters = chapter_parameters(params, overrides, config, root)
     skipped = skipped_chapters(config, root)
-    prepare_arms(book_arms(replace(config, system=replace(config.system, outputs=str(outputs))), root),
-                 outputs / "logs")
+    resolved = replace(config, system=replace(config.system, outputs=str(outputs)))
+    from isobook.analysis.bandit import interference_curves  # torch comes with it: once the config is checked
+
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_one_blas_thread, initargs=(os.getpid(),)) as beside:
+        # Chapter 04's bandit curves on the core the base models' one-threaded builds leave idle.
+        bandits = beside.submit(interference_curves, resolved) if BANDIT_CHAPTER not in skipped else None
+        prepare_arms(book_arms(resolved, root), outputs / "logs")
+        if bandits is not None:
+            bandits.result()
     notebooks = execute_chapters(parameters, config.sweep.budget, outputs, root, chapters_at_once(config),
                                  config.book.folder, skipped)
     book = outputs / config.book.folder
