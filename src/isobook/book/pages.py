@@ -123,9 +123,10 @@ def design_note(seeds_used: str, resolvable: float, seeds: SeedVariance | None) 
 
 
 def verdict_style(verdict: str) -> str:
-    """Inline CSS colouring a verdict cell."""
+    """Inline CSS colouring a verdict cell (a verdict of one or two words kept on one line)."""
     background, colour = VERDICT_COLOURS[Verdict(verdict)]
-    return f"background-color: {background}; color: {colour}; font-weight: 600; white-space: nowrap"
+    wrap = "; white-space: nowrap" if len(verdict.split()) <= 2 else ""
+    return f"background-color: {background}; color: {colour}; font-weight: 600{wrap}"
 
 
 class FindingsTable:
