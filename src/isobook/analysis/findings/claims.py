@@ -263,6 +263,16 @@ def optima_of_scores(by_budget: Mapping[float, pd.DataFrame], by: Sequence[str],
     return pd.DataFrame(rows, columns=["rollouts", *by, "score", "within noise", "lead", "candidates"])
 
 
+def _groups_by_level(columns: pd.MultiIndex, level: str) -> dict[tuple, list]:
+    """The candidates of each value of the other levels (each B_p's n); where every group has
+    one candidate (a fixed batch: one n per B_p), one group of them all (the splits)."""
+    position = list(columns.names).index(level)
+    groups: dict[tuple, list] = {}
+    for key in columns:
+        groups.setdefault(tuple(v for i, v in enumerate(key) if i != position), []).append(key)
+    return {(): list(columns)} if all(len(keys) < 2 for keys in groups.values()) else groups
+
+
 def large_n_advantage(scores: pd.DataFrame, level: str = "n", problems: str = "validation") -> Contrast | None:
     """Score of the largest `level` minus the smallest, as a `Contrast`. Where the columns
     are (B_p, n) pairs, the mean over the B_p with two or more n of that difference within
@@ -273,11 +283,7 @@ def large_n_advantage(scores: pd.DataFrame, level: str = "n", problems: str = "v
         values = sorted(columns)
         return None if len(values) < 2 else Contrast.difference(scores, values[-1], values[0], problems)
     position = list(columns.names).index(level)
-    groups: dict[tuple, list] = {}
-    for key in columns:
-        groups.setdefault(tuple(v for i, v in enumerate(key) if i != position), []).append(key)
-    if all(len(keys) < 2 for keys in groups.values()):  # one n per B_p (a fixed batch): the splits themselves
-        groups = {(): list(columns)}
+    groups = _groups_by_level(columns, level)
     pairs = [(max(keys, key=lambda k: k[position]), min(keys, key=lambda k: k[position]))
              for keys in groups.values() if len(keys) >= 2]
     if not pairs:
@@ -303,12 +309,7 @@ def every_n_advantage(scores: pd.DataFrame, level: str = "n", problems: str = VA
     def value(key: Hashable) -> float:
         return float(key if position is None else key[position])
 
-    groups: dict[tuple, list] = {}
-    for key in columns:
-        rest = () if position is None else tuple(v for i, v in enumerate(key) if i != position)
-        groups.setdefault(rest, []).append(key)
-    if all(len(keys) < 2 for keys in groups.values()):  # one n per B_p (a fixed batch): the splits themselves
-        groups = {(): list(columns)}
+    groups = _groups_by_level(columns, level) if position is not None else {(): list(columns)}
     fitted = [keys for keys in groups.values() if len({value(k) for k in keys}) >= 2]
     if not fitted:
         return None
